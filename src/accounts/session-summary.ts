@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+import { displayName } from './users.js';
+
+export interface TierSummary {
+  name: string;
+  tier_level: number;
+  features: Record<string, unknown>;
+}
+
+export interface SessionUserSummary {
+  user_id: number;
+  display_name: string;
+  email: string;
+  permission: number;
+  tier: TierSummary | null;
+}
+
+/** Resolves the user's tier for the summary; the tier system plugs in here, tierless until then. */
+export type TierResolver = (db: Kysely<DB>, userId: number) => Promise<TierSummary | null>;
+
+let tierResolver: TierResolver = async () => null;
+
+export function setTierResolver(resolver: TierResolver): void {
+  tierResolver = resolver;
+}
+
+/** The session user summary returned by login and GET auth/session. */
+export async function sessionUserSummary(
+  db: Kysely<DB>,
+  user: { usr_user_id: number; usr_email: string; usr_first_name: string; usr_last_name: string | null; usr_nickname: string | null; usr_permission: number },
+): Promise<SessionUserSummary> {
+  return {
+    user_id: user.usr_user_id,
+    display_name: displayName(user),
+    email: user.usr_email,
+    permission: user.usr_permission,
+    tier: await tierResolver(db, user.usr_user_id),
+  };
+}

@@ -1,0 +1,83 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { DB } from './types.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface Database {
+  kind: DatabaseKind;
+  db: Kysely<DB>;
+  /** Present only on the embedded database (for the socket server and dumps). */
+  pglite?: PGlite;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL connection string; when absent the embedded database is used. */
+  databaseUrl?: string;
+  pgPoolMax?: number;
+  /** PGlite data directory; absent means in memory. */
+  dataDir?: string;
+  /** A PGlite dump (dumpDataDir) to start from, used by tests to skip migrations. */
+  loadDataDir?: Blob;
+}
+
+// Both drivers must hand back the same JS values: int8 and counts as numbers, `timestamp` (stored in UTC)
+// as a Date, and `date` as its 'YYYY-MM-DD' text.
+const INT8 = 20;
+const TIMESTAMP = 1114;
+const DATE = 1082;
+
+function parseUtcTimestamp(text: string): Date {
+  return new Date(`${text.replace(' ', 'T')}Z`);
+}
+
+const pgParsers: Record<number, (text: string) => unknown> = {
+  [INT8]: (text) => Number(text),
+  [TIMESTAMP]: parseUtcTimestamp,
+  [DATE]: (text) => text,
+};
+
+pg.defaults.parseInputDatesAsUTC = true;
+
+async function openPostgres(url: string, poolMax: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    options: '-c TimeZone=UTC',
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        pgParsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A pool error on an idle client must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await sql`select 1`.execute(db);
+  return { kind: 'postgres', db, close: () => db.destroy() };
+}
+
+async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
+  const pglite = await PGlite.create(dataDir, {
+    parsers: { [DATE]: (text: string) => text },
+    ...(loadDataDir ? { loadDataDir } : {}),
+  });
+  await pglite.exec(`set time zone 'UTC'`);
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  return {
+    kind: 'pglite',
+    db,
+    pglite,
+    close: async () => {
+      await db.destroy();
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+export function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.pgPoolMax ?? 10);
+  return openPGlite(opts.dataDir, opts.loadDataDir);
+}

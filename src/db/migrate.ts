@@ -1,0 +1,22 @@
+import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import { migrations } from './migrations/index.js';
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export class MigrationError extends Error {}
+
+/** Applies pending migrations; returns the names applied by this call. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new MigrationError(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The newest migration name, reported as the schema version. */
+export function latestSchemaVersion(): string {
+  return Object.keys(migrations).sort().at(-1) ?? 'none';
+}

@@ -1,0 +1,99 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** A timestamp column: read as a UTC Date, written as a Date. */
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Nullable<T> = T | null;
+/** A timestamp column with a database default. */
+export type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** A jsonb column: read parsed, written as JSON text or a value. */
+export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+
+export interface SettingsTable {
+  stg_setting_id: Generated<number>;
+  stg_name: string;
+  stg_value: Nullable<string>;
+  stg_group_name: Nullable<string>;
+  stg_usr_user_id: Nullable<number>;
+  stg_create_time: GeneratedTimestamp;
+  stg_update_time: GeneratedTimestamp;
+}
+
+export interface UsersTable {
+  usr_user_id: Generated<number>;
+  usr_first_name: string;
+  usr_last_name: Nullable<string>;
+  usr_email: string;
+  usr_password: Nullable<string>;
+  usr_permission: Generated<number>;
+  usr_timezone: Generated<string>;
+  usr_email_is_verified: Generated<boolean>;
+  usr_is_activated: Generated<boolean>;
+  usr_is_disabled: Generated<boolean>;
+  usr_force_password_change: Generated<boolean>;
+  usr_nickname: Nullable<string>;
+  usr_lastlogin_time: Nullable<Timestamp>;
+  usr_create_time: GeneratedTimestamp;
+  usr_update_time: GeneratedTimestamp;
+  usr_delete_time: Nullable<Timestamp>;
+}
+
+export type ApiKeyType = 'machine' | 'session';
+
+export interface ApiKeysTable {
+  apk_api_key_id: Generated<number>;
+  apk_usr_user_id: number;
+  apk_name: Nullable<string>;
+  apk_public_key: string;
+  apk_secret_hash: string;
+  apk_type: ApiKeyType;
+  apk_permission: number;
+  apk_ip_restriction: Nullable<string>;
+  apk_start_time: Nullable<Timestamp>;
+  apk_expires_time: Nullable<Timestamp>;
+  apk_last_used_time: Nullable<Timestamp>;
+  apk_is_active: Generated<boolean>;
+  apk_create_time: GeneratedTimestamp;
+  apk_update_time: GeneratedTimestamp;
+  apk_delete_time: Nullable<Timestamp>;
+}
+
+export interface RequestLogsTable {
+  rql_request_log_id: Generated<number>;
+  rql_feature: Nullable<string>;
+  rql_action: Nullable<string>;
+  rql_ip_address: Nullable<string>;
+  rql_usr_user_id: Nullable<number>;
+  rql_api_key_type: Nullable<string>;
+  rql_was_success: boolean;
+  rql_status_code: Nullable<number>;
+  rql_error_type: Nullable<string>;
+  rql_note: Nullable<string>;
+  rql_response_ms: Nullable<number>;
+  rql_create_time: Timestamp;
+}
+
+export interface TaskRunsTable {
+  tsk_name: string;
+  tsk_last_start_time: Nullable<Timestamp>;
+  tsk_last_end_time: Nullable<Timestamp>;
+  tsk_last_outcome: Nullable<string>;
+  tsk_last_error: Nullable<string>;
+  tsk_last_result: Nullable<Json>;
+  tsk_run_count: Generated<number>;
+}
+
+export interface PluginsTable {
+  plg_name: string;
+  plg_is_active: boolean;
+  plg_update_time: GeneratedTimestamp;
+}
+
+/** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
+export interface DB {
+  stg_settings: SettingsTable;
+  usr_users: UsersTable;
+  apk_api_keys: ApiKeysTable;
+  rql_request_logs: RequestLogsTable;
+  tsk_task_runs: TaskRunsTable;
+  plg_plugins: PluginsTable;
+}

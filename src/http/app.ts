@@ -1,0 +1,132 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { readFileSync } from 'node:fs';
+import type { Services } from '../services.js';
+import { authenticateRequest } from './auth/authenticate.js';
+import { failure, serializeApiPayload } from './envelope.js';
+import { ApiError, isApiError, notFound } from './errors.js';
+import './request-context.js';
+import type { Feature } from './request-context.js';
+import { SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from './transport.js';
+import { registerSurfaces } from '../surfaces/index.js';
+
+export interface AppOptions {
+  /** A pino logger or logger options; false in tests. */
+  logger?: boolean | Record<string, unknown> | FastifyBaseLogger;
+}
+
+export const API_PREFIX = '/api/v1';
+
+/** Maps anything thrown in the API to the contract's vocabulary; unknown errors become a 500 with a reference. */
+function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (isApiError(error)) return error;
+  const fe = error as FastifyError;
+  if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    if (fe.statusCode === 413) return new ApiError(413, 'TransactionError', 'Request body is too large');
+    if (fe.statusCode === 415) return new ApiError(415, 'TransactionError', 'Unsupported content type');
+    return new ApiError(400, 'TransactionError', 'Malformed request');
+  }
+  request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  return new ApiError(500, 'TransactionError', `Internal error (ref ${request.id})`);
+}
+
+function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  reply.code(err.status);
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  return reply.type('application/json; charset=utf-8').send(failure(err));
+}
+
+/**
+ * The API's front controller. Every request under /api/v1 runs, in order:
+ *   1. request id and start time; security headers on every response
+ *   2. HTTPS precondition                          (426 SecurityError)
+ *   3. CORS, answering preflights for listed origins
+ *   4. general rate limit per IP                   (429 RateLimitError)
+ *   5. client-version handshake                    (426 UpgradeRequired)
+ *   6. special channels: routes with auth 'none' skip step 7; 'surface' routes run it themselves
+ *   7. authentication, exactly once               (4xx AuthenticationError)
+ *   8. the surface's handler and its authorization contract
+ *   9. envelope, then a request-log entry (buffered)
+ */
+async function apiPipeline(api: FastifyInstance, services: Services): Promise<void> {
+  const { settings, buckets } = services;
+  api.setReplySerializer((payload) => serializeApiPayload(payload));
+
+  api.addHook('onRequest', async (request, reply) => {
+    request.startedAt = performance.now();
+    reply.headers(SECURITY_HEADERS);
+    reply.header('x-request-id', request.id);
+    requireHttps(request, settings);
+    if (applyCors(request, reply, settings)) return reply;
+    await buckets.general.consume(request.ip);
+    checkClientVersion(request, settings);
+    const auth = request.routeOptions.config.auth ?? 'required';
+    if (auth === 'required' && !request.is404) await request.authenticate();
+    return undefined;
+  });
+
+  api.addHook('onResponse', async (request, reply) => {
+    const status = reply.statusCode;
+    const principal = request.principal;
+    services.requestLog.add({
+      feature: request.routeOptions.config.feature ?? 'unknown',
+      action: request.logAction,
+      ip: request.ip,
+      userId: principal?.user?.usr_user_id ?? null,
+      keyType: principal?.apiKey?.apk_type ?? (principal ? principal.credential : null),
+      success: status < 400,
+      status,
+      errorType: (reply as FastifyReply & { errortype?: string }).errortype ?? null,
+      responseMs: performance.now() - request.startedAt,
+      at: services.clock.now(),
+    });
+  });
+
+  api.setErrorHandler((error, request, reply) => {
+    const err = toApiError(error, request);
+    (reply as FastifyReply & { errortype?: string }).errortype = err.errortype;
+    reply.headers(SECURITY_HEADERS);
+    return sendError(reply, err);
+  });
+
+  api.setNotFoundHandler(async (request) => {
+    throw notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  await registerSurfaces(api, services);
+}
+
+function httpsOptions(services: Services): { key: Buffer; cert: Buffer } | undefined {
+  const { tlsCertFile, tlsKeyFile } = services.config;
+  if (!tlsCertFile || !tlsKeyFile) return undefined;
+  return { cert: readFileSync(tlsCertFile), key: readFileSync(tlsKeyFile) };
+}
+
+export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const https = httpsOptions(services);
+  const trustProxy = services.config.trustProxy.length > 0 ? services.config.trustProxy : false;
+  const logger =
+    opts.logger === undefined || typeof opts.logger === 'boolean' || !('info' in (opts.logger as object))
+      ? { logger: opts.logger ?? false }
+      : { loggerInstance: opts.logger as FastifyBaseLogger };
+  const app = (Fastify as unknown as (o: Record<string, unknown>) => FastifyInstance)({
+    ...logger,
+    trustProxy,
+    ...(https ? { https } : {}),
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    requestIdHeader: false,
+  });
+
+  app.decorateRequest('startedAt', 0);
+  app.decorateRequest('principal', null);
+  app.decorateRequest('logAction', null);
+  app.decorateRequest('authenticate', function (this: FastifyRequest) {
+    return authenticateRequest(services, this);
+  });
+  await app.register(formbody);
+  await app.register((api) => apiPipeline(api, services), { prefix: API_PREFIX });
+  return app;
+}
+
+export type { Feature };

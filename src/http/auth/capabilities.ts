@@ -1,0 +1,27 @@
+import { authError } from '../errors.js';
+import type { Principal } from './principal.js';
+
+export type Capability = 'read' | 'write' | 'delete';
+
+/**
+ * The contract's capability matrix over apk_permission. Not monotonic: 2 is write-only.
+ *   1: read | 2: write | 3: read, write | 4+: read, write, delete
+ */
+export function hasCapability(permission: number, capability: Capability): boolean {
+  switch (capability) {
+    case 'read':
+      return permission !== 2;
+    case 'write':
+      return permission >= 2;
+    case 'delete':
+      return permission >= 4;
+  }
+}
+
+/** Throws 403 AuthenticationError unless the principal holds the capability (null means no check). */
+export function requireCapability(principal: Principal, capability: Capability | null): void {
+  if (capability === null) return;
+  if (!hasCapability(principal.capability, capability)) {
+    throw authError(403, `Insufficient permission: this key cannot ${capability}`);
+  }
+}

@@ -1,0 +1,58 @@
+import type { Clock } from '../../lib/clock.js';
+import type { Settings } from '../../settings/store.js';
+import { ApiError } from '../errors.js';
+import type { RateLimitStore, WindowState } from './store.js';
+
+export interface BucketLimits {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** A named bucket whose limits come from settings at the moment of each hit. */
+export class RateLimitBucket {
+  constructor(
+    readonly name: string,
+    private readonly store: RateLimitStore,
+    private readonly clock: Clock,
+    private readonly limits: () => BucketLimits,
+  ) {}
+
+  private refusal(state: WindowState, limits: BucketLimits, nowMs: number): ApiError {
+    const windowMs = limits.windowSeconds * 1000;
+    const waitMs = state.oldestMs === null ? windowMs : state.oldestMs + windowMs - nowMs;
+    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+    return new ApiError(429, 'RateLimitError', 'Rate limit exceeded', {
+      data: { limit: limits.limit, window_seconds: limits.windowSeconds, count: state.count, retry_after_seconds: retryAfter },
+      headers: { 'retry-after': String(retryAfter) },
+    });
+  }
+
+  /** Counts one request for `id`, throwing the contract's 429 when the window is full. */
+  async consume(id: string): Promise<void> {
+    const limits = this.limits();
+    const nowMs = this.clock.nowMs();
+    const state = await this.store.consume(`${this.name}:${id}`, nowMs, limits.windowSeconds * 1000, limits.limit);
+    if (!state.allowed) throw this.refusal(state, limits, nowMs);
+  }
+
+  /** Throws the 429 when `id` has used up the window, without counting (for failure-counted buckets). */
+  async check(id: string): Promise<void> {
+    const limits = this.limits();
+    const nowMs = this.clock.nowMs();
+    const state = await this.store.peek(`${this.name}:${id}`, nowMs, limits.windowSeconds * 1000, limits.limit);
+    if (!state.allowed) throw this.refusal(state, limits, nowMs);
+  }
+
+  /** Counts one event (a failure) for `id`. */
+  async record(id: string): Promise<void> {
+    const limits = this.limits();
+    await this.store.record(`${this.name}:${id}`, this.clock.nowMs(), limits.windowSeconds * 1000);
+  }
+}
+
+export function settingsLimits(settings: Settings, requestsSetting: string, windowSetting: string | number): () => BucketLimits {
+  return () => ({
+    limit: settings.int(requestsSetting),
+    windowSeconds: typeof windowSetting === 'number' ? windowSetting : settings.int(windowSetting),
+  });
+}

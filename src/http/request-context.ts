@@ -1,0 +1,41 @@
+import type { Principal } from './auth/principal.js';
+
+/** Which URL surface a route belongs to; recorded as the request log's feature. */
+export type Feature =
+  | 'crud'
+  | 'action'
+  | 'actions'
+  | 'form'
+  | 'management'
+  | 'auth'
+  | 'app'
+  | 'relay'
+  | 'agent'
+  | 'webhooks'
+  | 'upload'
+  | 'rss'
+  | 'unknown';
+
+/**
+ * How the front controller's authentication stage treats a route:
+ * - 'required': authenticate before the handler (key headers, else browser session), 4xx otherwise;
+ * - 'none': a channel with its own credentials, dispatched before key authentication;
+ * - 'surface': the surface calls request.authenticate() itself after its pre-authentication checks
+ *   (actions and forms: sessionless actions and requires_setting are decided first).
+ */
+export type AuthMode = 'required' | 'none' | 'surface';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    feature?: Feature;
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    startedAt: number;
+    principal: Principal | null;
+    /** The action name, class and verb, or endpoint, for the request log. */
+    logAction: string | null;
+    /** Runs the authentication stage at most once per request and returns the principal. */
+    authenticate(): Promise<Principal>;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { DB } from './db/types.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { RateLimitBucket, settingsLimits } from './http/rate-limit/bucket.js';
+import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
+import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
+import type { RateLimitStore } from './http/rate-limit/store.js';
+import { RequestLog } from './http/request-log.js';
+import { Settings } from './settings/store.js';
+import { Scheduler } from './tasks/scheduler.js';
+import { allTasks } from './tasks/index.js';
+
+export interface RateLimitBuckets {
+  /** Every API request, per IP, before authentication. */
+  general: RateLimitBucket;
+  /** Failed authentication attempts, per IP. */
+  failedAuth: RateLimitBucket;
+}
+
+/** Everything a request or a command needs, built once per process (or per test app). */
+export interface Services {
+  config: Config;
+  database: Database;
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+  rateLimitStore: RateLimitStore;
+  buckets: RateLimitBuckets;
+  requestLog: RequestLog;
+  scheduler: Scheduler;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+  /** Overrides the store chosen from REDIS_URL (tests pass one with their own key prefix). */
+  rateLimitStore?: RateLimitStore;
+  /** Reload settings from the database every second (off in tests, which write through this node). */
+  refreshSettings?: boolean;
+}
+
+export async function createServices(opts: ServiceOptions): Promise<Services> {
+  const clock = opts.clock ?? systemClock;
+  const db = opts.database.db;
+  const settings = new Settings(db, clock);
+  await settings.load();
+  if (opts.refreshSettings) settings.startRefresh();
+  const rateLimitStore =
+    opts.rateLimitStore ?? (opts.config.redisUrl ? new RedisRateLimitStore(opts.config.redisUrl) : new MemoryRateLimitStore());
+  const buckets: RateLimitBuckets = {
+    general: new RateLimitBucket('general', rateLimitStore, clock, settingsLimits(settings, 'api_rate_limit_requests', 'api_rate_limit_window')),
+    failedAuth: new RateLimitBucket('auth', rateLimitStore, clock, settingsLimits(settings, 'api_auth_rate_limit_requests', 'api_auth_rate_limit_window')),
+  };
+  const requestLog = new RequestLog(db);
+  const partial = { config: opts.config, database: opts.database, db, clock, settings, rateLimitStore, buckets, requestLog };
+  const scheduler = new Scheduler(db, clock, allTasks(partial));
+  return {
+    ...partial,
+    scheduler,
+    async close() {
+      settings.stopRefresh();
+      await scheduler.stop();
+      await requestLog.stop();
+      await rateLimitStore.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/** A typed setting: its name, what values it takes and the value it has when never set. */
+export type SettingDefinition =
+  | { name: string; type: 'boolean'; default: boolean; secret?: false; description: string }
+  | { name: string; type: 'integer'; default: number; min?: number; max?: number; secret?: false; description: string }
+  | { name: string; type: 'string'; default: string; maxLength?: number; secret?: boolean; description: string; pattern?: RegExp; patternHint?: string }
+  | { name: string; type: 'enum'; default: string; options: readonly string[]; secret?: false; description: string }
+  | { name: string; type: 'json'; default: unknown; secret?: boolean; description: string; validate?: (v: unknown) => string | null };
+
+const bool = (name: string, def: boolean, description: string): SettingDefinition => ({ name, type: 'boolean', default: def, description });
+const int = (name: string, def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER): SettingDefinition => ({ name, type: 'integer', default: def, min, max, description });
+const str = (name: string, description: string, opts: { secret?: boolean; def?: string } = {}): SettingDefinition => ({ name, type: 'string', default: opts.def ?? '', description, ...(opts.secret ? { secret: true } : {}) });
+
+function isSemverMap(v: unknown): string | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be a JSON object mapping client_app to a minimum version';
+  for (const [app, min] of Object.entries(v)) {
+    if (typeof min !== 'string' || !/^\d+\.\d+\.\d+(?:[-+].*)?$/.test(min)) return `minimum version for '${app}' must be a semver string`;
+  }
+  return null;
+}
+
+function isObject(v: unknown): string | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? null : 'must be a JSON object';
+}
+
+/** Every setting the contract and the design name. Windows are in seconds. */
+export const settingDefinitions: SettingDefinition[] = [
+  // Transport
+  bool('api_require_https', true, 'Refuse plain-HTTP API requests with 426'),
+  str('api_allowed_origins', 'Comma-separated origins allowed by CORS; empty turns CORS off'),
+  { name: 'api_min_client_versions', type: 'json', default: {}, description: 'Map of client_app to minimum semver', validate: isSemverMap },
+  // Rate limits
+  int('api_rate_limit_requests', 1000, 'General requests per window per IP', 1),
+  int('api_rate_limit_window', 3600, 'General window, seconds', 1),
+  int('api_session_rate_limit_requests', 5000, 'Signed-in browser-session requests per window per user', 1),
+  int('api_session_rate_limit_window', 3600, 'Browser-session window, seconds', 1),
+  int('api_auth_rate_limit_requests', 10, 'Failed authentication attempts per window per IP', 1),
+  int('api_auth_rate_limit_window', 900, 'Failed-auth window, seconds', 1),
+  int('api_device_link_rate_limit_requests', 600, 'Device-link start and poll per window per IP', 1),
+  int('api_device_link_rate_limit_window', 3600, 'Device-link window, seconds', 1),
+  int('api_agent_rate_limit_requests', 600, 'Agent channel requests per hour per IP', 1),
+  int('api_upload_rate_limit_requests', 2000, 'Drive upload chunk requests per window', 1),
+  int('api_upload_rate_limit_window', 3600, 'Drive upload window, seconds', 1),
+  // Keys, idempotency, logs
+  int('api_session_key_lifetime_days', 365, 'Lifetime of session keys issued by login', 1, 3650),
+  int('idempotency_key_retention_hours', 24, 'How long idempotent responses are kept', 1, 24 * 365),
+  int('api_request_log_retention_days', 90, 'How long request log rows are kept', 1, 3650),
+  // Store switches and subscription behaviour
+  bool('products_active', false, 'Store: products are sold'),
+  bool('subscriptions_active', false, 'Store: subscriptions are sold'),
+  bool('subscription_downgrades_enabled', true, 'Allow users to downgrade'),
+  { name: 'subscription_downgrade_timing', type: 'enum', default: 'end_of_period', options: ['immediate', 'end_of_period'], description: 'When a downgrade takes effect' },
+  bool('subscription_cancellation_enabled', true, 'Allow users to cancel'),
+  { name: 'subscription_cancellation_timing', type: 'enum', default: 'end_of_period', options: ['immediate', 'end_of_period'], description: 'When a cancellation takes effect' },
+  bool('subscription_reactivation_enabled', true, 'Allow reactivating cancelled subscriptions'),
+  bool('subscription_cancellation_prorate', false, 'Refund the unused period on immediate cancellation'),
+  // Tier gating
+  { name: 'tier_upgrade_url', type: 'string', default: '', description: 'URL of an upgrade flow; empty by default', pattern: /^(|https?:\/\/\S+|\/\S*)$/, patternHint: 'an http(s) URL or a site path' },
+  int('tier_gate_preview_length', 0, 'Characters of body text shown before the gate; 0 means no preview', 0, 100000),
+  bool('tier_gate_hide_from_listings', false, 'Hide gated items from listings of users lacking the tier'),
+  // Features switched by setting
+  bool('drive_active', false, 'Member Drive'),
+  { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table', validate: isObject },
+  // Payment providers (secrets are never printed or exported)
+  str('card_processor_webhook_secret', 'Card processor webhook signing secret', { secret: true }),
+  str('card_processor_api_key', 'Card processor API key', { secret: true }),
+  str('card_processor_api_base', 'Card processor API base URL (empty: the provider default)'),
+  str('wallet_provider_webhook_id', 'Wallet provider webhook id'),
+  str('wallet_provider_client_id', 'Wallet provider client id'),
+  str('wallet_provider_client_secret', 'Wallet provider client secret', { secret: true }),
+  str('wallet_provider_api_base', 'Wallet provider API base URL'),
+  str('ios_store_bundle_id', 'iOS app bundle id'),
+  { name: 'ios_store_environment', type: 'enum', default: 'Production', options: ['Production', 'Sandbox', 'Xcode', 'LocalTesting'], description: 'App Store environment' },
+  str('ios_store_root_certificates', 'PEM list of Apple root certificates'),
+  str('android_store_package_name', 'Android package name'),
+  str('android_store_push_audience', 'Expected audience of Pub/Sub push OIDC tokens'),
+  str('android_store_api_base', 'Play Developer API base URL'),
+  str('android_store_service_account', 'Service account JSON for the Play Developer API', { secret: true }),
+  // Mail
+  str('smtp_host', 'SMTP host; empty keeps outgoing mail in the outbox table'),
+  int('smtp_port', 587, 'SMTP port', 1, 65535),
+  str('smtp_user', 'SMTP user'),
+  str('smtp_password', 'SMTP password', { secret: true }),
+  str('mail_from_address', 'From address of outgoing mail', { def: 'no-reply@localhost' }),
+  str('site_name', 'Site name shown in pages and mail', { def: 'Gatehouse' }),
+];

@@ -1,0 +1,58 @@
+import { settingDefinitions, type SettingDefinition } from './definitions.js';
+
+const byName = new Map(settingDefinitions.map((d) => [d.name, d]));
+
+export class SettingError extends Error {}
+
+export function settingDefinition(name: string): SettingDefinition | undefined {
+  return byName.get(name);
+}
+
+export function allSettingDefinitions(): readonly SettingDefinition[] {
+  return settingDefinitions;
+}
+
+/** Checks a value against its definition; returns the canonical value or throws SettingError. */
+export function validateSettingValue(def: SettingDefinition, value: unknown): unknown {
+  const fail = (why: string): never => {
+    throw new SettingError(`setting ${def.name} ${why}`);
+  };
+  switch (def.type) {
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      return fail('must be true or false');
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isInteger(value)) return fail('must be an integer');
+      if (def.min !== undefined && value < def.min) return fail(`must be at least ${def.min}`);
+      if (def.max !== undefined && value > def.max) return fail(`must be at most ${def.max}`);
+      return value;
+    case 'string':
+      if (typeof value !== 'string') return fail('must be a string');
+      if (def.maxLength !== undefined && value.length > def.maxLength) return fail(`must be at most ${def.maxLength} characters`);
+      if (def.pattern && !def.pattern.test(value)) return fail(`must be ${def.patternHint ?? 'well formed'}`);
+      return value;
+    case 'enum':
+      if (typeof value !== 'string' || !def.options.includes(value)) return fail(`must be one of ${def.options.join(', ')}`);
+      return value;
+    case 'json': {
+      const why = def.validate?.(value);
+      if (why) return fail(why);
+      return value;
+    }
+  }
+}
+
+/** Stored text to value; a stored value that no longer validates falls back to the default. */
+export function decodeSettingValue(def: SettingDefinition, stored: string | null): unknown {
+  if (stored === null) return def.default;
+  try {
+    const parsed = def.type === 'string' || def.type === 'enum' ? stored : JSON.parse(stored);
+    return validateSettingValue(def, parsed);
+  } catch {
+    return def.default;
+  }
+}
+
+export function encodeSettingValue(def: SettingDefinition, value: unknown): string {
+  return def.type === 'string' || def.type === 'enum' ? String(value) : JSON.stringify(value);
+}

@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import type { DB } from '../db/types.js';
+import {
+  SettingError,
+  decodeSettingValue,
+  encodeSettingValue,
+  settingDefinition,
+  validateSettingValue,
+  allSettingDefinitions,
+} from './registry.js';
+
+/**
+ * Settings read from a per-node cache (reads are synchronous and free on the hot path). A write updates
+ * this node at once; other nodes, and a server whose database the CLI wrote through the socket, reload
+ * every `refreshMs` (default one second).
+ */
+export class Settings {
+  private values = new Map<string, unknown>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
+
+  async load(): Promise<void> {
+    const rows = await this.db.selectFrom('stg_settings').select(['stg_name', 'stg_value']).execute();
+    const next = new Map<string, unknown>();
+    for (const row of rows) {
+      const def = settingDefinition(row.stg_name);
+      if (def) next.set(row.stg_name, decodeSettingValue(def, row.stg_value));
+    }
+    this.values = next;
+  }
+
+  startRefresh(refreshMs = 1000): void {
+    this.stopRefresh();
+    this.timer = setInterval(() => {
+      this.load().catch(() => {});
+    }, refreshMs);
+    this.timer.unref();
+  }
+
+  stopRefresh(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  get(name: string): unknown {
+    const def = settingDefinition(name);
+    if (!def) throw new SettingError(`unknown setting ${name}`);
+    return this.values.has(name) ? this.values.get(name) : def.default;
+  }
+
+  bool(name: string): boolean {
+    return this.get(name) === true;
+  }
+
+  int(name: string): number {
+    return this.get(name) as number;
+  }
+
+  string(name: string): string {
+    return this.get(name) as string;
+  }
+
+  json<T>(name: string): T {
+    return this.get(name) as T;
+  }
+
+  /** Validates and stores a value; throws SettingError for unknown names and ill-typed values. */
+  async set(name: string, value: unknown, db: Kysely<DB> = this.db): Promise<unknown> {
+    const def = settingDefinition(name);
+    if (!def) throw new SettingError(`unknown setting ${name}`);
+    const canonical = validateSettingValue(def, value);
+    const now = this.clock.now();
+    await db
+      .insertInto('stg_settings')
+      .values({ stg_name: name, stg_value: encodeSettingValue(def, canonical), stg_create_time: now, stg_update_time: now })
+      .onConflict((oc) => oc.column('stg_name').doUpdateSet({ stg_value: encodeSettingValue(def, canonical), stg_update_time: now }))
+      .execute();
+    this.values.set(name, canonical);
+    return canonical;
+  }
+
+  /** All settings with their current values; secret ones are reported only as set or not. */
+  snapshot(): Array<{ name: string; value: unknown; secret: boolean }> {
+    return allSettingDefinitions().map((def) => {
+      const value = this.get(def.name);
+      return def.secret ? { name: def.name, value: value === '' ? '' : '(set)', secret: true } : { name: def.name, value, secret: false };
+    });
+  }
+}

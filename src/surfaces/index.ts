@@ -1,0 +1,8 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+import { authSurface } from './auth/index.js';
+
+/** Every URL surface of the API, registered inside the front controller's scope. */
+export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
+  await authSurface(api, services);
+}

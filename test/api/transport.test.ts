@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+const SECURITY = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'x-xss-protection': '1; mode=block',
+  'referrer-policy': 'no-referrer',
+};
+
+function expectSecurityHeaders(headers: Record<string, unknown>) {
+  for (const [k, v] of Object.entries(SECURITY)) expect(headers[k], k).toBe(v);
+}
+
+describe('transport stage', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ requireHttps: true, config: { trustProxy: ['10.0.0.1'] } });
+  });
+  afterAll(async () => t.close());
+
+  it('refuses plain HTTP with 426 SecurityError under the default setting, with the security headers', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/auth/session' });
+    expect(res.statusCode).toBe(426);
+    expect(res.json).toEqual({ api_version: '1.0', errortype: 'SecurityError', error: 'HTTPS is required', data: {} });
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('ignores a forged X-Forwarded-Proto from an untrusted address', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: '10.9.9.9', headers: { 'x-forwarded-proto': 'https' } });
+    expect(res.statusCode).toBe(426);
+    expect(res.json.errortype).toBe('SecurityError');
+  });
+
+  it('believes X-Forwarded-Proto from a trusted proxy', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-proto': 'https' } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json).toMatchObject({ api_version: '1.0', errortype: 'NotFound', data: {} });
+    expect(typeof res.json.error).toBe('string');
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('answers an unknown path under /api/v1 with 404 NotFound in the envelope once HTTPS is off', async () => {
+    await t.services.settings.set('api_require_https', false);
+    try {
+      const res = await t.request({ method: 'DELETE', url: '/api/v1/no/such/thing' });
+      expect(res.statusCode).toBe(404);
+      expect(res.json.errortype).toBe('NotFound');
+      expectSecurityHeaders(res.headers);
+    } finally {
+      await t.services.settings.set('api_require_https', true);
+    }
+  });
+});
+
+describe('CORS', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_allowed_origins: 'https://app.example.com, https://other.example.com' } });
+  });
+  afterAll(async () => t.close());
+
+  it('answers a preflight for a listed origin without the CSRF header in the allow-list', async () => {
+    const res = await t.request({
+      method: 'OPTIONS',
+      url: '/api/v1/auth/login',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    expect(String(res.headers['access-control-allow-methods'])).toContain('POST');
+    const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
+    expect(allowed).toContain('public_key');
+    expect(allowed).not.toContain('x-service-csrf');
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('gives nothing to an unlisted origin', async () => {
+    const res = await t.request({
+      method: 'OPTIONS',
+      url: '/api/v1/auth/login',
+      headers: { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' },
+    });
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.statusCode).toBe(404);
+  });
+
+  it('adds the allow-origin header to ordinary responses for a listed origin', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { origin: 'https://other.example.com' } });
+    expect(res.headers['access-control-allow-origin']).toBe('https://other.example.com');
+  });
+
+  it('is off by default', async () => {
+    const t2 = await createTestApp();
+    try {
+      const res = await t2.request({ method: 'OPTIONS', url: '/api/v1/auth/login', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await t2.close();
+    }
+  });
+});
+
+describe('client-version handshake', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_min_client_versions: { ios: '2.3.0' } } });
+  });
+  afterAll(async () => t.close());
+
+  it('gives 426 UpgradeRequired for a lower version', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { client_app: 'ios', client_version: '2.2.9' } });
+    expect(res.statusCode).toBe(426);
+    expect(res.json.errortype).toBe('UpgradeRequired');
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('gives 426 UpgradeRequired for a missing version, even on auth/login', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { client_app: 'ios' }, payload: { email: 'a@b.co', password: 'x' } });
+    expect(res.statusCode).toBe(426);
+    expect(res.json.errortype).toBe('UpgradeRequired');
+  });
+
+  it('lets an equal or higher version through', async () => {
+    for (const v of ['2.3.0', '2.10.1', '3.0.0']) {
+      const res = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { client_app: 'ios', client_version: v } });
+      expect(res.statusCode, v).toBe(404);
+    }
+  });
+
+  it('leaves requests without client headers and apps without a minimum alone', async () => {
+    expect((await t.request({ method: 'GET', url: '/api/v1/nope' })).statusCode).toBe(404);
+    expect((await t.request({ method: 'GET', url: '/api/v1/nope', headers: { client_app: 'android' } })).statusCode).toBe(404);
+  });
+});
+
+describe('general rate limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_rate_limit_requests: 3, api_rate_limit_window: 60 } });
+  });
+  afterAll(async () => t.close());
+
+  it('answers 429 with Retry-After and the exact data keys, then recovers after the window', async () => {
+    const ip = '192.0.2.10';
+    for (let i = 0; i < 3; i++) {
+      expect((await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: ip })).statusCode).toBe(404);
+      t.clock.advanceSeconds(10);
+    }
+    // Hits at 0, 10 and 20 s; now 30 s: the oldest leaves the window at 60 s, 30 s from now.
+    const res = await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: ip });
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['retry-after']).toBe('30');
+    expect(res.json).toEqual({
+      api_version: '1.0',
+      errortype: 'RateLimitError',
+      error: expect.any(String),
+      data: { limit: 3, window_seconds: 60, count: 3, retry_after_seconds: 30 },
+    });
+    expectSecurityHeaders(res.headers);
+    // Other addresses are unaffected.
+    expect((await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: '192.0.2.11' })).statusCode).toBe(404);
+    t.clock.advanceSeconds(30);
+    expect((await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: ip })).statusCode).toBe(404);
+  });
+});
