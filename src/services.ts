@@ -8,6 +8,7 @@ import { MemoryRateLimitStore } from './http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import { RequestLog } from './http/request-log.js';
+import { Plugins } from './plugins/registry.js';
 import { Settings } from './settings/store.js';
 import { Scheduler } from './tasks/scheduler.js';
 import { allTasks } from './tasks/index.js';
@@ -26,6 +27,7 @@ export interface Services {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
+  plugins: Plugins;
   rateLimitStore: RateLimitStore;
   buckets: RateLimitBuckets;
   requestLog: RequestLog;
@@ -39,16 +41,21 @@ export interface ServiceOptions {
   clock?: Clock;
   /** Overrides the store chosen from REDIS_URL (tests pass one with their own key prefix). */
   rateLimitStore?: RateLimitStore;
-  /** Reload settings from the database every second (off in tests, which write through this node). */
+  /** Reload settings and plugin flags every second (off in tests, which write through this node). */
   refreshSettings?: boolean;
+  /** Where plugin folders are discovered (tests point at fixtures). */
+  pluginsDir?: string;
 }
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const db = opts.database.db;
   const settings = new Settings(db, clock);
-  await settings.load();
-  if (opts.refreshSettings) settings.startRefresh();
+  const plugins = new Plugins(db, clock, opts.pluginsDir);
+  await Promise.all([settings.load(), plugins.load()]);
+  // Other nodes (and the CLI writing through the socket) change settings and plugin flags; reload them.
+  const refresh = opts.refreshSettings ? setInterval(() => void Promise.all([settings.load(), plugins.load()]).catch(() => {}), 1000) : undefined;
+  refresh?.unref();
   const rateLimitStore =
     opts.rateLimitStore ?? (opts.config.redisUrl ? new RedisRateLimitStore(opts.config.redisUrl) : new MemoryRateLimitStore());
   const buckets: RateLimitBuckets = {
@@ -56,13 +63,13 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     failedAuth: new RateLimitBucket('auth', rateLimitStore, clock, settingsLimits(settings, 'api_auth_rate_limit_requests', 'api_auth_rate_limit_window')),
   };
   const requestLog = new RequestLog(db);
-  const partial = { config: opts.config, database: opts.database, db, clock, settings, rateLimitStore, buckets, requestLog };
+  const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, rateLimitStore, buckets, requestLog };
   const scheduler = new Scheduler(db, clock, allTasks(partial));
   return {
     ...partial,
     scheduler,
     async close() {
-      settings.stopRefresh();
+      if (refresh) clearInterval(refresh);
       await scheduler.stop();
       await requestLog.stop();
       await rateLimitStore.close();

@@ -12,12 +12,11 @@ import {
 
 /**
  * Settings read from a per-node cache (reads are synchronous and free on the hot path). A write updates
- * this node at once; other nodes, and a server whose database the CLI wrote through the socket, reload
- * every `refreshMs` (default one second).
+ * this node at once; the services container reloads every second for writes made by other nodes or by
+ * the CLI through the socket.
  */
 export class Settings {
   private values = new Map<string, unknown>();
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -32,19 +31,6 @@ export class Settings {
       if (def) next.set(row.stg_name, decodeSettingValue(def, row.stg_value));
     }
     this.values = next;
-  }
-
-  startRefresh(refreshMs = 1000): void {
-    this.stopRefresh();
-    this.timer = setInterval(() => {
-      this.load().catch(() => {});
-    }, refreshMs);
-    this.timer.unref();
-  }
-
-  stopRefresh(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
   }
 
   get(name: string): unknown {

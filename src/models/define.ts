@@ -1,0 +1,128 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import type { Settings } from '../settings/store.js';
+
+/** A column's storage type; drives CRUD coercion, validation and export. */
+export type ColumnType = 'serial' | 'int' | 'bigint' | 'smallint' | 'bool' | 'text' | 'varchar' | 'timestamp' | 'date' | 'numeric' | 'jsonb';
+
+export interface ColumnSpec {
+  type: ColumnType;
+  /** varchar length. */
+  max?: number;
+  /** Must be present on create (and never set to null). */
+  required?: boolean;
+  /** Integer bounds for CRUD input. */
+  min?: number;
+  maxValue?: number;
+  /** Allowed values (string columns). */
+  options?: readonly string[];
+}
+
+export const col = {
+  serial: (): ColumnSpec => ({ type: 'serial' }),
+  int: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'int', ...o }),
+  bigint: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'bigint', ...o }),
+  smallint: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'smallint', ...o }),
+  bool: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'bool', ...o }),
+  varchar: (max: number, o: Omit<ColumnSpec, 'type' | 'max'> = {}): ColumnSpec => ({ type: 'varchar', max, ...o }),
+  text: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'text', ...o }),
+  timestamp: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'timestamp', ...o }),
+  date: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'date', ...o }),
+  numeric: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'numeric', ...o }),
+  jsonb: (o: Omit<ColumnSpec, 'type'> = {}): ColumnSpec => ({ type: 'jsonb', ...o }),
+};
+
+/** The caller as per-record checks see it (the contract's current_user_id / current_user_permission). */
+export interface RecordViewer {
+  current_user_id: number | null;
+  current_user_permission: number;
+}
+
+/** What model hooks (checks, derived fields, factories, filters) may use. */
+export interface ModelContext {
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+  viewer: RecordViewer;
+}
+
+export type Row = Record<string, unknown>;
+
+/**
+ * A per-record check. Deny by throwing an authentication error, or by returning false. The default
+ * (when a model declares none): the caller owns the row, or has usr_permission 5+; a model without an
+ * owner column is staff-only.
+ */
+export type RecordCheck = (row: Row, ctx: ModelContext) => boolean | void | Promise<boolean | void>;
+
+/** A computed export key; only keys named in exposure.derived ever leave the API. */
+export type DerivedField = (row: Row, ctx: ModelContext) => unknown | Promise<unknown>;
+
+/** A declared collection filter: the query parameter's raw value narrows the query, never as SQL text. */
+export interface CollectionFilter {
+  /** Parses the raw query value; return an error message for a bad value. */
+  parse(raw: string): { value: unknown } | { error: string };
+  /** Adds the condition to a select over the model's table. */
+  apply<Q extends { where: (...args: any[]) => Q }>(query: Q, value: unknown): Q;
+}
+
+export interface Exposure {
+  /** api_readable: served by GET single and collection; otherwise 404. */
+  readable: boolean;
+  /** api_writable: served by POST/PUT/DELETE; otherwise 404. */
+  writable: boolean;
+  /** api_public_read: world-readable; per-record scope and owner filter are skipped. */
+  publicRead?: boolean;
+  /** api_unreadable_fields: columns never exported (on top of the name floor). */
+  unreadable?: readonly string[];
+  /** api_unwritable_fields: columns never written (on top of the name floor). */
+  unwritable?: readonly string[];
+  /** api_derived_fields: computed keys allowed into exports. */
+  derived?: readonly string[];
+}
+
+export interface ModelDeclaration {
+  className: string;
+  table: string;
+  prefix: string;
+  primaryKey: string;
+  /** The owner column ({prefix}_usr_user_id), or null for a model without an owner (staff-only by default). */
+  owner: string | null;
+  /** Soft-delete column; defaults to {prefix}_delete_time when declared among the columns. */
+  deleteColumn?: string | null;
+  /** The plugin the model belongs to; it is a resource only while that plugin is active. */
+  plugin?: string;
+  columns: Record<string, ColumnSpec>;
+  exposure: Exposure;
+  derived?: Record<string, DerivedField>;
+  checks?: { read?: RecordCheck; write?: RecordCheck };
+  /** Owner-only even against staff (Passkey). */
+  ownerOnly?: boolean;
+  /** The model's static CreateNew factory: receives sanitized input, returns the created row's id. */
+  createNew?: (input: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<number>;
+  /** Called with sanitized input before an update is written (e.g. validate jsonb, rename dependants). */
+  beforeUpdate?: (stored: Row, changes: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<void>;
+  /** Declared collection filters by query parameter name. */
+  filters?: Record<string, CollectionFilter>;
+  /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
+  gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
+}
+
+export interface Model extends ModelDeclaration {
+  deleteColumn: string | null;
+}
+
+export function defineModel(decl: ModelDeclaration): Model {
+  for (const name of Object.keys(decl.columns)) {
+    if (!name.startsWith(`${decl.prefix}_`)) throw new Error(`${decl.className}: column ${name} lacks prefix ${decl.prefix}_`);
+  }
+  if (!decl.columns[decl.primaryKey]) throw new Error(`${decl.className}: primary key ${decl.primaryKey} is not a declared column`);
+  if (decl.owner && !decl.columns[decl.owner]) throw new Error(`${decl.className}: owner ${decl.owner} is not a declared column`);
+  const conventional = `${decl.prefix}_delete_time`;
+  const deleteColumn = decl.deleteColumn !== undefined ? decl.deleteColumn : decl.columns[conventional] ? conventional : null;
+  for (const key of decl.exposure.derived ?? []) {
+    if (!decl.derived?.[key]) throw new Error(`${decl.className}: derived field ${key} is exposed but not defined`);
+  }
+  return { ...decl, deleteColumn };
+}
