@@ -13,6 +13,8 @@ import { registerSurfaces } from '../surfaces/index.js';
 export interface AppOptions {
   /** A pino logger or logger options; false in tests. */
   logger?: boolean | Record<string, unknown> | FastifyBaseLogger;
+  /** Extra routes inside the API scope (tests register protected probe routes here). */
+  extraApiRoutes?: (api: FastifyInstance, services: Services) => void | Promise<void>;
 }
 
 export const API_PREFIX = '/api/v1';
@@ -48,7 +50,7 @@ function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
  *   8. the surface's handler and its authorization contract
  *   9. envelope, then a request-log entry (buffered)
  */
-async function apiPipeline(api: FastifyInstance, services: Services): Promise<void> {
+async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOptions): Promise<void> {
   const { settings, buckets } = services;
   api.setReplySerializer((payload) => serializeApiPayload(payload));
 
@@ -94,6 +96,7 @@ async function apiPipeline(api: FastifyInstance, services: Services): Promise<vo
   });
 
   await registerSurfaces(api, services);
+  await opts.extraApiRoutes?.(api, services);
 }
 
 function httpsOptions(services: Services): { key: Buffer; cert: Buffer } | undefined {
@@ -125,7 +128,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     return authenticateRequest(services, this);
   });
   await app.register(formbody);
-  await app.register((api) => apiPipeline(api, services), { prefix: API_PREFIX });
+  await app.register((api) => apiPipeline(api, services, opts), { prefix: API_PREFIX });
   return app;
 }
 

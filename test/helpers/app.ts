@@ -3,7 +3,7 @@ import { createMachineKey, type IssuedKey } from '../../src/accounts/api-keys.js
 import { createUser } from '../../src/accounts/users.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp, type AppOptions } from '../../src/http/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import { TestClock } from '../../src/lib/clock.js';
@@ -32,6 +32,7 @@ export interface TestAppOptions {
   requireHttps?: boolean;
   settings?: Record<string, unknown>;
   start?: Date | string;
+  extraApiRoutes?: AppOptions['extraApiRoutes'];
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -44,7 +45,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const services = await createServices({ config, database, clock, rateLimitStore });
   if (!opts.requireHttps) await services.settings.set('api_require_https', false);
   for (const [name, value] of Object.entries(opts.settings ?? {})) await services.settings.set(name, value);
-  const app = await buildApp(services);
+  const app = await buildApp(services, { extraApiRoutes: opts.extraApiRoutes });
   await app.ready();
   let seq = 0;
 

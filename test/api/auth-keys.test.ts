@@ -1,0 +1,328 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeKey, revokeSessionKeysOf } from '../../src/accounts/api-keys.js';
+import { requireCapability, type Capability } from '../../src/http/auth/capabilities.js';
+import { success } from '../../src/http/envelope.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+const SESSION = '/api/v1/auth/session';
+
+function probeRoutes(api: import('fastify').FastifyInstance) {
+  for (const cap of ['read', 'write', 'delete'] as Capability[]) {
+    api.get(`/__probe/${cap}`, async (request) => {
+      requireCapability(request.principal!, cap);
+      return success({ capability: cap, credential: request.principal!.credential });
+    });
+  }
+}
+
+describe('machine keys: the authentication stage', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ extraApiRoutes: probeRoutes, config: { trustProxy: ['10.0.0.1'] } });
+  });
+  afterAll(async () => t.close());
+
+  const get = (headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    t.request({ method: 'GET', url: SESSION, headers, ...extra });
+
+  it('authenticates a valid machine key and reports the user summary', async () => {
+    const { userId, email } = await t.createUser({ permission: 5, firstName: 'Ada', lastName: 'Lovelace' });
+    const key = await t.createMachineKey({ userId, permission: 3 });
+    const res = await get({ public_key: key.publicKey, secret_key: key.secretKey });
+    expect(res.statusCode).toBe(200);
+    expect(res.json).toEqual({
+      api_version: '1.0',
+      success_message: 'Session found.',
+      data: { user_id: userId, display_name: 'Ada Lovelace', email, permission: 5, tier: null },
+    });
+  });
+
+  it('reads the key headers in any letter case', async () => {
+    const { key } = await t.keyHeaders();
+    const res = await get({ Public_Key: key.publicKey, SECRET_KEY: key.secretKey });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('gives 400 AuthenticationError for missing headers, a missing secret and an unknown key', async () => {
+    const { key } = await t.keyHeaders();
+    for (const headers of [{}, { public_key: key.publicKey }, { secret_key: key.secretKey }, { public_key: 'key_unknown', secret_key: key.secretKey }]) {
+      const res = await get(headers, { remoteAddress: `198.51.100.${Math.floor(Math.random() * 200)}` });
+      expect(res.statusCode, JSON.stringify(headers)).toBe(400);
+      expect(res.json).toMatchObject({ api_version: '1.0', errortype: 'AuthenticationError', data: {} });
+    }
+  });
+
+  it('gives 401 for a wrong secret', async () => {
+    const { key } = await t.keyHeaders();
+    const res = await get({ public_key: key.publicKey, secret_key: 'f'.repeat(64) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json.errortype).toBe('AuthenticationError');
+  });
+
+  it('does not reveal an inactive, expired or revoked key to a caller without its secret', async () => {
+    const { userId } = await t.createUser();
+    const active = await t.createMachineKey({ userId });
+    const inactive = await t.createMachineKey({ userId, active: false });
+    const wrong = 'a'.repeat(64);
+    const a = await get({ public_key: active.publicKey, secret_key: wrong });
+    const b = await get({ public_key: inactive.publicKey, secret_key: wrong });
+    expect(b.statusCode).toBe(401);
+    expect(b.json).toEqual(a.json);
+  });
+
+  it('gives 401 for inactive, revoked, not-yet-started and expired keys once the secret is right', async () => {
+    const { userId } = await t.createUser();
+    const now = t.clock.now();
+    const inactive = await t.createMachineKey({ userId, active: false });
+    const revoked = await t.createMachineKey({ userId });
+    await revokeKey(t.services.db, revoked.apiKeyId, now);
+    const future = await t.createMachineKey({ userId, startTime: new Date(now.getTime() + 3600_000) });
+    const expired = await t.createMachineKey({ userId, expiresTime: new Date(now.getTime() - 1000) });
+    for (const [name, key] of Object.entries({ inactive, revoked, future, expired })) {
+      const res = await get({ public_key: key.publicKey, secret_key: key.secretKey }, { remoteAddress: '203.0.113.77' });
+      expect(res.statusCode, name).toBe(401);
+      expect(res.json.errortype, name).toBe('AuthenticationError');
+    }
+  });
+
+  it('honours start and expiry times as the clock moves', async () => {
+    const { userId } = await t.createUser();
+    const start = new Date(t.clock.nowMs() + 60_000);
+    const key = await t.createMachineKey({ userId, startTime: start, expiresTime: new Date(start.getTime() + 60_000) });
+    const headers = { public_key: key.publicKey, secret_key: key.secretKey };
+    const ip = { remoteAddress: '203.0.113.78' };
+    expect((await get(headers, ip)).statusCode).toBe(401);
+    t.clock.advanceSeconds(60);
+    expect((await get(headers, ip)).statusCode).toBe(200);
+    t.clock.advanceSeconds(60);
+    expect((await get(headers, ip)).statusCode).toBe(401);
+  });
+
+  it('gives 400 for a key whose user was deleted (after the secret is verified)', async () => {
+    const { userId } = await t.createUser();
+    const key = await t.createMachineKey({ userId });
+    await t.services.db.updateTable('usr_users').set({ usr_delete_time: t.clock.now() }).where('usr_user_id', '=', userId).execute();
+    const res = await get({ public_key: key.publicKey, secret_key: key.secretKey });
+    expect(res.statusCode).toBe(400);
+    expect(res.json.errortype).toBe('AuthenticationError');
+  });
+
+  it('admits only listed addresses for an IP-restricted machine key, through a trusted proxy or the socket', async () => {
+    const { userId } = await t.createUser();
+    const key = await t.createMachineKey({ userId, ipRestriction: '192.0.2.5, 192.0.2.6' });
+    const headers = { public_key: key.publicKey, secret_key: key.secretKey };
+    expect((await get(headers, { remoteAddress: '192.0.2.5' })).statusCode).toBe(200);
+    expect((await get({ ...headers, 'x-forwarded-for': '192.0.2.6' }, { remoteAddress: '10.0.0.1' })).statusCode).toBe(200);
+    const denied = await get(headers, { remoteAddress: '192.0.2.7' });
+    expect(denied.statusCode).toBe(401);
+    expect(denied.json.errortype).toBe('AuthenticationError');
+    // A forged X-Forwarded-For from an untrusted address is not believed.
+    expect((await get({ ...headers, 'x-forwarded-for': '192.0.2.5' }, { remoteAddress: '192.0.2.99' })).statusCode).toBe(401);
+  });
+
+  it('refreshes last_used_time at most once per hour', async () => {
+    const { key } = await t.keyHeaders();
+    const headers = { public_key: key.publicKey, secret_key: key.secretKey };
+    const lastUsed = async () =>
+      (await t.services.db.selectFrom('apk_api_keys').select('apk_last_used_time').where('apk_api_key_id', '=', key.apiKeyId).executeTakeFirstOrThrow()).apk_last_used_time;
+    expect(await lastUsed()).toBeNull();
+    await get(headers);
+    const first = await lastUsed();
+    expect(first?.getTime()).toBe(t.clock.nowMs());
+    t.clock.advanceSeconds(1800);
+    await get(headers);
+    await get(headers);
+    expect((await lastUsed())?.getTime()).toBe(first?.getTime());
+    t.clock.advanceSeconds(1800);
+    await get(headers);
+    expect((await lastUsed())?.getTime()).toBe(t.clock.nowMs());
+  });
+
+  it('lets no revoked or deactivated key through the verification cache', async () => {
+    const { key } = await t.keyHeaders();
+    const headers = { public_key: key.publicKey, secret_key: key.secretKey };
+    expect((await get(headers)).statusCode).toBe(200);
+    expect((await get(headers)).statusCode).toBe(200);
+    await t.services.db.updateTable('apk_api_keys').set({ apk_is_active: false }).where('apk_api_key_id', '=', key.apiKeyId).execute();
+    expect((await get(headers)).statusCode).toBe(401);
+    await t.services.db.updateTable('apk_api_keys').set({ apk_is_active: true }).where('apk_api_key_id', '=', key.apiKeyId).execute();
+    expect((await get(headers)).statusCode).toBe(200);
+    await revokeKey(t.services.db, key.apiKeyId, t.clock.now());
+    expect((await get(headers)).statusCode).toBe(401);
+    await t.services.db.updateTable('apk_api_keys').set({ apk_ip_restriction: '192.0.2.200' }).where('apk_api_key_id', '=', key.apiKeyId).execute();
+  });
+
+  describe('capabilities: the non-monotonic matrix', () => {
+    const matrix: Record<number, Record<Capability, boolean>> = {
+      1: { read: true, write: false, delete: false },
+      2: { read: false, write: true, delete: false },
+      3: { read: true, write: true, delete: false },
+      4: { read: true, write: true, delete: true },
+    };
+    for (const permission of [1, 2, 3, 4]) {
+      for (const cap of ['read', 'write', 'delete'] as Capability[]) {
+        const allowed = matrix[permission]![cap];
+        it(`apk_permission ${permission} ${allowed ? 'may' : 'may not'} ${cap}`, async () => {
+          const { headers } = await t.keyHeaders({ permission });
+          const res = await t.request({ method: 'GET', url: `/api/v1/__probe/${cap}`, headers });
+          if (allowed) {
+            expect(res.statusCode).toBe(200);
+          } else {
+            expect(res.statusCode).toBe(403);
+            expect(res.json.errortype).toBe('AuthenticationError');
+          }
+        });
+      }
+    }
+
+    it('a session key always has capability 4', async () => {
+      const { email, password } = await t.createUser();
+      const { headers } = await t.login(email, password);
+      for (const cap of ['read', 'write', 'delete']) {
+        const res = await t.request({ method: 'GET', url: `/api/v1/__probe/${cap}`, headers });
+        expect(res.statusCode, cap).toBe(200);
+        expect(res.json.data.credential).toBe('session');
+      }
+    });
+  });
+});
+
+describe('session keys: login, session, logout', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('logs in with JSON and returns the contract keys, with expiry from api_session_key_lifetime_days', async () => {
+    const { userId, email, password } = await t.createUser({ firstName: 'Grace', lastName: 'Hopper' });
+    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password, device_label: 'Pixel 9' } });
+    expect(res.statusCode).toBe(200);
+    const d = res.json.data;
+    expect(Object.keys(d).sort()).toEqual(['expires_time', 'public_key', 'secret_key', 'user']);
+    expect(d.public_key).toMatch(/^sess_[0-9a-f]{24}$/);
+    expect(d.secret_key).toMatch(/^[0-9a-f]{64}$/);
+    expect(d.expires_time).toBe('2027-03-01 12:00:00');
+    expect(d.user).toEqual({ user_id: userId, display_name: 'Grace Hopper', email, permission: 0, tier: null });
+    const row = await t.services.db.selectFrom('apk_api_keys').selectAll().where('apk_public_key', '=', d.public_key).executeTakeFirstOrThrow();
+    expect(row.apk_type).toBe('session');
+    expect(row.apk_name).toBe('Pixel 9');
+    expect(row.apk_permission).toBe(4);
+    expect(row.apk_secret_hash).not.toContain(d.secret_key);
+  });
+
+  it('accepts a form-encoded login body', async () => {
+    const { email, password } = await t.createUser();
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ email, password }).toString(),
+    });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('gives 400 AuthenticationError for missing login fields', async () => {
+    for (const payload of [{}, { email: 'a@example.com' }, { password: 'x' }, { email: '', password: '' }]) {
+      const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress: '198.51.100.50' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json.errortype).toBe('AuthenticationError');
+    }
+  });
+
+  it('answers unknown email, deleted user and wrong password with one identical 401', async () => {
+    const { email, password } = await t.createUser();
+    const gone = await t.createUser();
+    await t.services.db.updateTable('usr_users').set({ usr_delete_time: t.clock.now() }).where('usr_user_id', '=', gone.userId).execute();
+    const attempts = [
+      { email: 'nobody@example.com', password },
+      { email: gone.email, password: gone.password },
+      { email, password: `${password}x` },
+    ];
+    const bodies = [];
+    for (const payload of attempts) {
+      const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress: '198.51.100.60' });
+      expect(res.statusCode).toBe(401);
+      bodies.push(res.body);
+    }
+    expect(new Set(bodies).size).toBe(1);
+    expect(JSON.parse(bodies[0]!).errortype).toBe('AuthenticationError');
+  });
+
+  it('round-trips login, session and logout; logout revokes only the presented key', async () => {
+    const { userId, email, password } = await t.createUser();
+    const a = await t.login(email, password);
+    const b = await t.login(email, password);
+    const session = await t.request({ method: 'GET', url: SESSION, headers: a.headers });
+    expect(session.statusCode).toBe(200);
+    expect(session.json.data.user_id).toBe(userId);
+    const out = await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: a.headers });
+    expect(out.statusCode).toBe(200);
+    expect(out.json.api_version).toBe('1.0');
+    const after = await t.request({ method: 'GET', url: SESSION, headers: a.headers });
+    expect(after.statusCode).toBe(401);
+    expect(after.json.errortype).toBe('AuthenticationError');
+    expect((await t.request({ method: 'GET', url: SESSION, headers: b.headers })).statusCode).toBe(200);
+  });
+
+  it('refuses logout with a machine key: 403', async () => {
+    const { headers } = await t.keyHeaders();
+    const res = await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers });
+    expect(res.statusCode).toBe(403);
+    expect(res.json.errortype).toBe('AuthenticationError');
+    expect((await t.request({ method: 'GET', url: SESSION, headers })).statusCode).toBe(200);
+  });
+
+  it('a session key expires after its lifetime', async () => {
+    const { email, password } = await t.createUser();
+    const { headers } = await t.login(email, password);
+    t.clock.advanceSeconds(365 * 86400);
+    const res = await t.request({ method: 'GET', url: SESSION, headers });
+    expect(res.statusCode).toBe(401);
+    t.clock.advanceSeconds(-365 * 86400);
+  });
+
+  it('a password change revokes every session key of the owner and leaves machine keys alone', async () => {
+    const { userId, email, password } = await t.createUser();
+    const s1 = await t.login(email, password);
+    const s2 = await t.login(email, password);
+    const machine = await t.createMachineKey({ userId });
+    const other = await t.createUser();
+    const otherSession = await t.login(other.email, other.password);
+    const revoked = await revokeSessionKeysOf(t.services.db, userId, t.clock.now());
+    expect(revoked).toBe(2);
+    for (const h of [s1.headers, s2.headers]) expect((await t.request({ method: 'GET', url: SESSION, headers: h })).statusCode).toBe(401);
+    expect((await t.request({ method: 'GET', url: SESSION, headers: { public_key: machine.publicKey, secret_key: machine.secretKey } })).statusCode).toBe(200);
+    expect((await t.request({ method: 'GET', url: SESSION, headers: otherSession.headers })).statusCode).toBe(200);
+  });
+});
+
+describe('the failed-auth limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_auth_rate_limit_requests: 3, api_auth_rate_limit_window: 900 } });
+  });
+  afterAll(async () => t.close());
+
+  it('answers 429 after the allowed failures from one IP, counting bad secrets and bad logins, then recovers', async () => {
+    const { key } = await t.keyHeaders();
+    const { email, password } = await t.createUser();
+    const ip = '192.0.2.33';
+    expect((await t.request({ method: 'GET', url: SESSION, headers: { public_key: key.publicKey, secret_key: 'bad' }, remoteAddress: ip })).statusCode).toBe(401);
+    t.clock.advanceSeconds(100);
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong-one' }, remoteAddress: ip })).statusCode).toBe(401);
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong-two' }, remoteAddress: ip })).statusCode).toBe(401);
+    // Even the right credentials are refused while the window is full.
+    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, remoteAddress: ip });
+    expect(res.statusCode).toBe(429);
+    expect(res.json.errortype).toBe('RateLimitError');
+    expect(res.json.data).toEqual({ limit: 3, window_seconds: 900, count: 3, retry_after_seconds: 800 });
+    expect(res.headers['retry-after']).toBe('800');
+    const keyed = await t.request({ method: 'GET', url: SESSION, headers: { public_key: key.publicKey, secret_key: key.secretKey }, remoteAddress: ip });
+    expect(keyed.statusCode).toBe(429);
+    // Another address is unaffected; successes are not counted.
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, remoteAddress: '192.0.2.34' })).statusCode).toBe(200);
+    t.clock.advanceSeconds(800);
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, remoteAddress: ip })).statusCode).toBe(200);
+  });
+});
