@@ -1,9 +1,11 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as webSessions from './0006_web_sessions.js';
+import * as appLinks from './0007_app_links.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0006_web_sessions': webSessions,
+  '0007_app_links': appLinks,
 };
