@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { authSurface } from './auth/index.js';
+import { crudSurface } from './crud/routes.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
   await authSurface(api, services);
+  // Parametric /:className routes: every static surface route above wins over them.
+  await crudSurface(api, services);
 }

@@ -1,0 +1,42 @@
+import type { Model, ModelContext, RecordViewer, Row } from '../../models/define.js';
+import { isApiError } from '../../http/errors.js';
+
+const STAFF = 5;
+
+function owns(model: Model, row: Row, viewer: RecordViewer): boolean {
+  return model.owner !== null && viewer.current_user_id !== null && Number(row[model.owner]) === viewer.current_user_id;
+}
+
+/**
+ * The per-record check. Owner-only models (Passkey) admit the owner alone, even against staff; a
+ * public-read model admits every reader; otherwise the model's own check, else the default (the
+ * caller owns the row or is staff; a model without an owner column is staff-only). A check denies by
+ * returning false or by throwing an authentication error.
+ */
+export async function recordAllowed(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<boolean> {
+  if (model.ownerOnly) return owns(model, row, ctx.viewer);
+  if (kind === 'read' && model.exposure.publicRead) return true;
+  const check = model.checks?.[kind];
+  if (!check) return owns(model, row, ctx.viewer) || ctx.viewer.current_user_permission >= STAFF;
+  try {
+    return (await check(row, ctx)) !== false;
+  } catch (e) {
+    if (isApiError(e) && e.errortype === 'AuthenticationError') return false;
+    throw e;
+  }
+}
+
+/**
+ * How a collection is scoped before counting: everything (public read, or staff on an ordinary model),
+ * the caller's own rows (owner filter), or nothing (a non-staff caller on an owner-less model).
+ */
+export type Scope = { kind: 'all' } | { kind: 'owner'; column: string; userId: number } | { kind: 'none' };
+
+export function collectionScope(model: Model, viewer: RecordViewer): Scope {
+  const ownerFilter = (): Scope =>
+    model.owner && viewer.current_user_id !== null ? { kind: 'owner', column: model.owner, userId: viewer.current_user_id } : { kind: 'none' };
+  if (model.ownerOnly) return ownerFilter();
+  if (model.exposure.publicRead) return { kind: 'all' };
+  if (viewer.current_user_permission >= STAFF) return { kind: 'all' };
+  return ownerFilter();
+}
