@@ -105,6 +105,14 @@ describe('every model in the registry', () => {
     expect(res.json.errortype).toBe('NotFound');
   });
 
+  it('resolves the class before authenticating: an unknown class is 404 without credentials, a known one asks for them', async () => {
+    const unknown = await t.request({ method: 'GET', url: '/api/v1/Nopes' });
+    expect(unknown.statusCode).toBe(404);
+    const known = await t.request({ method: 'GET', url: '/api/v1/Posts' });
+    expect(known.statusCode).toBe(400);
+    expect(known.json.errortype).toBe('AuthenticationError');
+  });
+
   it.each(NEVER_EXPOSED)('answers every verb on %s with 404', async (name) => {
     for (const [method, url] of [['GET', `/${name}/1`], ['GET', `/${name}s`], ['POST', `/${name}`], ['PUT', `/${name}/1`], ['DELETE', `/${name}/1`]] as const) {
       const res = await t.request({ method, url: `/api/v1${url}`, headers: staff, ...(method === 'POST' ? { payload: {} } : {}) });

@@ -21,7 +21,7 @@ const noSuchClass = (request: FastifyRequest) => notFound(`No API endpoint ${req
 
 /**
  * GET, POST, PUT and DELETE over the model registry (the contract's CRUD endpoints). Each handler reads
- * top to bottom: resolve the class for the verb (404), the key's capability (403), the row and the
+ * top to bottom: resolve the class for the verb (404), authenticate, the key's capability (403), the row and the
  * per-record check (400 not found, 403 denied), input through the allowlist and coercion (400), then
  * the write in one transaction and the export.
  */
@@ -41,9 +41,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     return resource(request, path.slice(0, -1), 'read');
   }
 
-  function context(request: FastifyRequest, capability: 'read' | 'write' | 'delete'): ModelContext {
-    const principal = request.principal;
-    if (!principal?.user) throw authError(401, 'Authentication required');
+  /** Authentication runs after the class resolves, so an unknown class is a 404 like any unknown path. */
+  async function context(request: FastifyRequest, capability: 'read' | 'write' | 'delete'): Promise<ModelContext> {
+    const principal = await request.authenticate();
+    if (!principal.user) throw authError(401, 'Authentication required');
     requireCapability(principal, capability);
     return { db, clock, settings, viewer: { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission } };
   }
@@ -76,12 +77,12 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     if (model.columns[t('update_time')]) values[t('update_time')] = now;
   }
 
-  const config = { feature: 'crud' as const };
+  const config = { feature: 'crud' as const, auth: 'surface' as const };
 
   api.get<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
     const model = resource(request, request.params.className, 'read');
     request.logAction = `${model.className}:read`;
-    const ctx = context(request, 'read');
+    const ctx = await context(request, 'read');
     const row = await loadRow(db, model, parseId(model, request.params.id));
     if (!row) throw transactionError(`${model.className} not found`);
     if (!(await recordAllowed(model, row, 'read', ctx))) throw denied();
@@ -91,7 +92,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   api.get<{ Params: ClassParams; Querystring: Record<string, unknown> }>('/:className', { config }, async (request) => {
     const model = collectionResource(request, request.params.className);
     request.logAction = `${model.className}:list`;
-    const ctx = context(request, 'read');
+    const ctx = await context(request, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
     const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
     const data: Row[] = [];
@@ -102,7 +103,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   api.post<{ Params: ClassParams }>('/:className', { config }, async (request) => {
     const model = resource(request, request.params.className, 'write');
     request.logAction = `${model.className}:create`;
-    const ctx = context(request, 'write');
+    const ctx = await context(request, 'write');
     const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
     const values = sanitizeInput(model, body);
     // The owner is the caller, whatever the input says (the user model owns itself: nothing to stamp).
@@ -121,7 +122,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   api.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>('/:className/:id', { config }, async (request) => {
     const model = resource(request, request.params.className, 'write');
     request.logAction = `${model.className}:update`;
-    const ctx = context(request, 'write');
+    const ctx = await context(request, 'write');
     const id = parseId(model, request.params.id);
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
@@ -140,7 +141,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   api.delete<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
     const model = resource(request, request.params.className, 'write');
     request.logAction = `${model.className}:delete`;
-    const ctx = context(request, 'delete');
+    const ctx = await context(request, 'delete');
     const id = parseId(model, request.params.id);
     const deleteColumn = model.deleteColumn;
     if (!deleteColumn) throw noSuchClass(request);
