@@ -243,6 +243,12 @@ describe('CRUD endpoints', () => {
       expect(res.json.errortype).toBe('TransactionError');
     });
 
+    it.each(['usr_password', 'password', 'authhash', 'totp_secret'])('refuses sort=%s on an unreadable column', async (sort) => {
+      const res = await get(`/Users?sort=${sort}`, staff.headers);
+      expect(res.statusCode).toBe(400);
+      expect(res.json.errortype).toBe('TransactionError');
+    });
+
     it('hides rows gated above max_visible_tier_level', async () => {
       const res = await get('/Videos?sort=title&numperpage=10', bob.headers);
       expect(res.json.num_results).toBe(5);

@@ -32,10 +32,14 @@ export const readableColumns = (model: Model): readonly string[] => compute(mode
 /** Columns CRUD input may set; anything else in the input is silently dropped. */
 export const writableColumns = (model: Model): ReadonlySet<string> => compute(model).writable;
 
-/** A sort key names a declared column, with or without the table prefix; anything else is refused. */
+/**
+ * A sort key names a declared column, with or without the table prefix; anything else is refused. An
+ * unreadable column is refused too: ordering by a hash or secret would leak it a bit at a time.
+ */
 export function sortColumn(model: Model, raw: string): string | null {
-  if (Object.hasOwn(model.columns, raw)) return raw;
+  const readable = readableColumns(model);
+  if (readable.includes(raw)) return raw;
   const prefixed = `${model.prefix}_${raw}`;
-  if (Object.hasOwn(model.columns, prefixed)) return prefixed;
+  if (readable.includes(prefixed)) return prefixed;
   return null;
 }
