@@ -1,11 +1,7 @@
 import { standardTimes } from './common.js';
-import { col, defineModel, type RecordCheck } from './define.js';
+import { col, defineModel } from './define.js';
 
-// The sender owns a message (stamped on POST); the recipient may read it too.
-const senderOrRecipient: RecordCheck = (row, ctx) =>
-  ctx.viewer.current_user_permission >= 5 ||
-  (ctx.viewer.current_user_id !== null &&
-    (Number(row.msg_usr_user_id_sender) === ctx.viewer.current_user_id || Number(row.msg_usr_user_id_recipient) === ctx.viewer.current_user_id));
+// The sender owns a message (stamped on POST); the recipient reads it too (and finds it in collections).
 
 export const Message = defineModel({
   className: 'Message',
@@ -24,5 +20,5 @@ export const Message = defineModel({
     ...standardTimes('msg'),
   },
   exposure: { readable: true, writable: true },
-  checks: { read: senderOrRecipient },
+  readerColumns: ['msg_usr_user_id_recipient'],
 });

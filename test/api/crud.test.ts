@@ -99,6 +99,21 @@ describe('CRUD endpoints', () => {
       expect((await get(`/Comment/${id}`, bob.headers)).statusCode).toBe(200);
     });
 
+    it('lets a message recipient read it (single and collection) but not change it', async () => {
+      const sent = await post('/Message', alice.headers, { msg_body: 'hi bob', msg_usr_user_id_recipient: String(bob.userId) });
+      expect(sent.statusCode).toBe(200);
+      expect(sent.json.data.msg_usr_user_id_sender).toBe(alice.userId);
+      const id = sent.json.data.msg_message_id;
+      expect((await get(`/Message/${id}`, bob.headers)).statusCode).toBe(200);
+      const inbox = await get('/Messages', bob.headers);
+      expect(inbox.json.num_results).toBe(1);
+      expect(inbox.json.data[0].msg_body).toBe('hi bob');
+      expect((await put(`/Message/${id}`, bob.headers, { msg_body: 'forged' })).statusCode).toBe(403);
+      const carol = await t.keyHeaders({ permission: 4 });
+      expect((await get(`/Message/${id}`, carol.headers)).statusCode).toBe(403);
+      expect((await get('/Messages', carol.headers)).json.num_results).toBe(0);
+    });
+
     it('keeps a passkey owner-only even against staff, and never exports its credential', async () => {
       const { rows } = await t.services.db
         .insertInto('pky_passkeys' as any)

@@ -3,8 +3,15 @@ import { isApiError } from '../../http/errors.js';
 
 const STAFF = 5;
 
-function owns(model: Model, row: Row, viewer: RecordViewer): boolean {
-  return model.owner !== null && viewer.current_user_id !== null && Number(row[model.owner]) === viewer.current_user_id;
+/** The owner column, plus reader columns when reading (a message's recipient). */
+function userColumns(model: Model, kind: 'read' | 'write'): string[] {
+  if (!model.owner) return [];
+  return kind === 'read' ? [model.owner, ...(model.readerColumns ?? [])] : [model.owner];
+}
+
+function owns(model: Model, row: Row, viewer: RecordViewer, kind: 'read' | 'write'): boolean {
+  const uid = viewer.current_user_id;
+  return uid !== null && userColumns(model, kind).some((c) => row[c] !== null && row[c] !== undefined && Number(row[c]) === uid);
 }
 
 /**
@@ -14,10 +21,10 @@ function owns(model: Model, row: Row, viewer: RecordViewer): boolean {
  * returning false or by throwing an authentication error.
  */
 export async function recordAllowed(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<boolean> {
-  if (model.ownerOnly) return owns(model, row, ctx.viewer);
+  if (model.ownerOnly) return owns(model, row, ctx.viewer, kind);
   if (kind === 'read' && model.exposure.publicRead) return true;
   const check = model.checks?.[kind];
-  if (!check) return owns(model, row, ctx.viewer) || ctx.viewer.current_user_permission >= STAFF;
+  if (!check) return owns(model, row, ctx.viewer, kind) || ctx.viewer.current_user_permission >= STAFF;
   try {
     return (await check(row, ctx)) !== false;
   } catch (e) {
@@ -30,11 +37,11 @@ export async function recordAllowed(model: Model, row: Row, kind: 'read' | 'writ
  * How a collection is scoped before counting: everything (public read, or staff on an ordinary model),
  * the caller's own rows (owner filter), or nothing (a non-staff caller on an owner-less model).
  */
-export type Scope = { kind: 'all' } | { kind: 'owner'; column: string; userId: number } | { kind: 'none' };
+export type Scope = { kind: 'all' } | { kind: 'owner'; columns: string[]; userId: number } | { kind: 'none' };
 
 export function collectionScope(model: Model, viewer: RecordViewer): Scope {
   const ownerFilter = (): Scope =>
-    model.owner && viewer.current_user_id !== null ? { kind: 'owner', column: model.owner, userId: viewer.current_user_id } : { kind: 'none' };
+    model.owner && viewer.current_user_id !== null ? { kind: 'owner', columns: userColumns(model, 'read'), userId: viewer.current_user_id } : { kind: 'none' };
   if (model.ownerOnly) return ownerFilter();
   if (model.exposure.publicRead) return { kind: 'all' };
   if (viewer.current_user_permission >= STAFF) return { kind: 'all' };

@@ -53,7 +53,10 @@ export function parseCollectionParams(model: Model, query: Record<string, unknow
 function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): AnySelect {
   let q: AnySelect = anyDb(db).selectFrom(model.table);
   if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
-  if (scope.kind === 'owner') q = q.where(scope.column, '=', scope.userId);
+  if (scope.kind === 'owner') {
+    const { columns, userId } = scope;
+    q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', userId))));
+  }
   for (const { name, value } of params.filters) q = model.filters![name]!.apply(q, value);
   return q;
 }
