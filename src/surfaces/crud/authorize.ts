@@ -1,5 +1,5 @@
 import type { Model, ModelContext, RecordViewer, Row } from '../../models/define.js';
-import { isApiError } from '../../http/errors.js';
+import { authError, isApiError, type ApiError } from '../../http/errors.js';
 
 const STAFF = 5;
 
@@ -20,17 +20,30 @@ function owns(model: Model, row: Row, viewer: RecordViewer, kind: 'read' | 'writ
  * caller owns the row or is staff; a model without an owner column is staff-only). A check denies by
  * returning false or by throwing an authentication error.
  */
-export async function recordAllowed(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<boolean> {
-  if (model.ownerOnly) return owns(model, row, ctx.viewer, kind);
+export async function recordDecision(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<true | ApiError> {
+  const denied = authError(403, 'Insufficient permission for this record');
+  if (model.ownerOnly) return owns(model, row, ctx.viewer, kind) || denied;
   if (kind === 'read' && model.exposure.publicRead) return true;
   const check = model.checks?.[kind];
-  if (!check) return owns(model, row, ctx.viewer, kind) || ctx.viewer.current_user_permission >= STAFF;
+  if (!check) return owns(model, row, ctx.viewer, kind) || ctx.viewer.current_user_permission >= STAFF || denied;
   try {
-    return (await check(row, ctx)) !== false;
+    return (await check(row, ctx)) !== false || denied;
   } catch (e) {
-    if (isApiError(e) && e.errortype === 'AuthenticationError') return false;
+    // A check's own authentication error is the refusal, message and all.
+    if (isApiError(e) && e.errortype === 'AuthenticationError') return e;
     throw e;
   }
+}
+
+/** Single reads and writes: refuse with the check's error (403 AuthenticationError). */
+export async function authorizeRecord(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<void> {
+  const decision = await recordDecision(model, row, kind, ctx);
+  if (decision !== true) throw decision;
+}
+
+/** Collection reads skip denied rows. */
+export async function recordAllowed(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<boolean> {
+  return (await recordDecision(model, row, kind, ctx)) === true;
 }
 
 /**

@@ -7,7 +7,7 @@ import { requireCapability } from '../../http/auth/capabilities.js';
 import { success } from '../../http/envelope.js';
 import { authError, isApiError, notFound, transactionError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
-import { collectionScope, recordAllowed } from './authorize.js';
+import { authorizeRecord, collectionScope, recordAllowed } from './authorize.js';
 import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { exportRow } from './export.js';
 import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
@@ -54,8 +54,6 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     return Number(raw);
   }
 
-  const denied = () => authError(403, 'Insufficient permission for this record');
-
   /** Database refusals of a write (constraints, bad data) are save errors, not server faults. */
   async function saving<T>(work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
     try {
@@ -85,7 +83,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const ctx = await context(request, 'read');
     const row = await loadRow(db, model, parseId(model, request.params.id));
     if (!row) throw transactionError(`${model.className} not found`);
-    if (!(await recordAllowed(model, row, 'read', ctx))) throw denied();
+    await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
   });
 
@@ -109,7 +107,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     // The owner is the caller, whatever the input says (the user model owns itself: nothing to stamp).
     if (model.owner && model.owner !== model.primaryKey) values[model.owner] = ctx.viewer.current_user_id;
     requireCreateFields(model, values);
-    if (!(await recordAllowed(model, values, 'write', ctx))) throw denied();
+    await authorizeRecord(model, values, 'write', ctx);
     const row = await saving(async (trx) => {
       stampTimes(model, values, clock.now(), true);
       const id = model.createNew ? await model.createNew(values, { ...ctx, trx }) : await insertRow(trx, model, values);
@@ -128,7 +126,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       const stored = await loadRow(trx, model, id, true);
       if (!stored) throw transactionError(`${model.className} not found`);
       // Authorised as stored, before any input is looked at.
-      if (!(await recordAllowed(model, stored, 'write', ctx))) throw denied();
+      await authorizeRecord(model, stored, 'write', ctx);
       const changes = sanitizeInput(model, request.query ?? {});
       await model.beforeUpdate?.(stored, changes, { ...ctx, trx });
       stampTimes(model, changes, clock.now(), false);
@@ -148,7 +146,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
       if (!stored) throw transactionError(`${model.className} not found`);
-      if (!(await recordAllowed(model, stored, 'write', ctx))) throw denied();
+      await authorizeRecord(model, stored, 'write', ctx);
       const changes: Row = { [deleteColumn]: clock.now() };
       stampTimes(model, changes, clock.now(), false);
       await updateRow(trx, model, id, changes);
