@@ -85,7 +85,7 @@ describe('CRUD input property', () => {
           exportIsClean(res.json.data);
         } else expect(['TransactionError', 'AuthenticationError']).toContain(res.json.errortype);
       }),
-      { numRuns: 40 },
+      { numRuns: 30 },
     );
     // The property is only interesting if some random inputs got all the way to a write.
     if (className !== 'SurveyAnswer') expect(written).toBeGreaterThan(0);

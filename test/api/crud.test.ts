@@ -217,6 +217,13 @@ describe('CRUD endpoints', () => {
       expect(upd.json.data.pag_tier_min_level).toBeNull();
     });
 
+    it('takes and exports dates as YYYY-MM-DD and int8 as numbers', async () => {
+      const upd = await put(`/User/${alice.userId}`, alice.headers, { usr_date_of_birth: '1990-02-28' });
+      expect(upd.json.data.usr_date_of_birth).toBe('1990-02-28');
+      expect(upd.json.data.usr_user_id).toBeTypeOf('number');
+      expect((await put(`/User/${alice.userId}`, alice.headers, { usr_date_of_birth: '1990-02-30' })).statusCode).toBe(400);
+    });
+
     it('answers a foreign key to nothing with 400 TransactionError, not 500', async () => {
       const res = await post('/EventSession', staff.headers, { evs_evt_event_id: '987654' });
       expect(res.statusCode).toBe(400);
