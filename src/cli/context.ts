@@ -1,9 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
-import { MemoryRateLimitStore } from '../http/rate-limit/memory-store.js';
-import { createServices, type Services } from '../services.js';
-import { openCliDatabase } from './database.js';
-import { migrateToLatest } from '../db/migrate.js';
+import type { Services } from '../services.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -24,9 +21,8 @@ export interface CliContext {
   withServices<T>(fn: (services: Services, applied: string[]) => Promise<T>): Promise<T>;
 }
 
-/** One command group (`user`, `key`, ...): its usage lines and how it runs its arguments. */
+/** One command group (`user`, `key`, ...): how it runs its arguments. */
 export interface CommandGroup {
-  usage: string[];
   run(args: string[], ctx: CliContext): Promise<CommandOutput>;
 }
 
@@ -35,6 +31,13 @@ export function createCliContext(config: Config, io: CliIo): CliContext {
     config,
     io,
     async withServices(fn) {
+      // Loaded here, not at the top: bad input is refused before the database modules load.
+      const [{ openCliDatabase }, { migrateToLatest }, { createServices }, { MemoryRateLimitStore }] = await Promise.all([
+        import('./database.js'),
+        import('../db/migrate.js'),
+        import('../services.js'),
+        import('../http/rate-limit/memory-store.js'),
+      ]);
       const cli = await openCliDatabase(config, io);
       try {
         const applied = await migrateToLatest(cli.database.db);

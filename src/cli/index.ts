@@ -3,26 +3,23 @@ import { UserInputError } from '../accounts/users.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { PluginError } from '../plugins/registry.js';
 import { SettingError } from '../settings/registry.js';
-import { CliUsageError, createCliContext, type CliIo, type CommandGroup } from './context.js';
-import { keyCommand } from './key.js';
-import { migrateCommand } from './migrate.js';
-import { pluginCommand } from './plugin.js';
-import { serveCommand } from './serve.js';
-import { settingCommand } from './setting.js';
-import { taskCommand } from './task.js';
-import { userCommand } from './user.js';
+import { CliUsageError, type CliIo, type CommandGroup } from './context.js';
+import { USAGE } from './usage.js';
 
 export type { CliIo } from './context.js';
 
-/** Every command group of `npx gatehouse`; `tier` and `backup` join here. */
-export const commands: Record<string, CommandGroup> = {
-  serve: serveCommand,
-  migrate: migrateCommand,
-  user: userCommand,
-  key: keyCommand,
-  setting: settingCommand,
-  plugin: pluginCommand,
-  task: taskCommand,
+/**
+ * Every command group of `npx gatehouse` with its usage; `tier` and `backup` join here. Groups load on
+ * use, so a command does not pay for the server's modules.
+ */
+export const commands: Record<string, { usage: readonly string[]; load(): Promise<CommandGroup> }> = {
+  serve: { usage: USAGE.serve, load: async () => (await import('./serve.js')).serveCommand },
+  migrate: { usage: USAGE.migrate, load: async () => (await import('./migrate.js')).migrateCommand },
+  user: { usage: USAGE.user, load: async () => (await import('./user.js')).userCommand },
+  key: { usage: USAGE.key, load: async () => (await import('./key.js')).keyCommand },
+  setting: { usage: USAGE.setting, load: async () => (await import('./setting.js')).settingCommand },
+  plugin: { usage: USAGE.plugin, load: async () => (await import('./plugin.js')).pluginCommand },
+  task: { usage: USAGE.task, load: async () => (await import('./task.js')).taskCommand },
 };
 
 export const EXIT_OK = 0;
@@ -61,8 +58,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT_BAD_INPUT;
   }
   try {
-    const ctx = createCliContext(loadConfig(io.env), io);
-    const output = await command.run(args, ctx);
+    const config = loadConfig(io.env);
+    const [group, { createCliContext }] = await Promise.all([command.load(), import('./context.js')]);
+    const output = await group.run(args, createCliContext(config, io));
     if ('exitCode' in output && typeof output.exitCode === 'number') return output.exitCode;
     io.stdout(`${JSON.stringify(output)}\n`);
     return EXIT_OK;

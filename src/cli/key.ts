@@ -1,10 +1,9 @@
 import { createMachineKey, revokeKey } from '../accounts/api-keys.js';
 import { parseTimestamp } from '../lib/time.js';
+import { USAGE, groupUsage } from './usage.js';
 import { CliUsageError, parseCommandArgs, parseIntOption, requireOption, type CommandGroup } from './context.js';
 
-const CREATE =
-  'gatehouse key create --user-id N --permission 1..4 [--ip-restriction "ip,ip"] [--start-time T] [--expires-time T] [--name S] [--inactive]';
-const REVOKE = 'gatehouse key revoke --api-key-id N';
+const [CREATE, REVOKE] = USAGE.key;
 
 function timestampOption(value: string | undefined, flag: string): Date | null {
   if (value === undefined) return null;
@@ -14,7 +13,6 @@ function timestampOption(value: string | undefined, flag: string): Date | null {
 }
 
 export const keyCommand: CommandGroup = {
-  usage: [CREATE, REVOKE],
   async run(args, ctx) {
     const [sub, ...rest] = args;
     if (sub === 'create') {
@@ -64,6 +62,6 @@ export const keyCommand: CommandGroup = {
         return { revoked: true };
       });
     }
-    throw new CliUsageError(`usage: ${CREATE}\n       ${REVOKE}`);
+    throw new CliUsageError(groupUsage(USAGE.key));
   },
 };

@@ -1,11 +1,9 @@
+import { USAGE, groupUsage } from './usage.js';
 import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
 
-const LIST = 'gatehouse plugin list';
-const ENABLE = 'gatehouse plugin enable NAME';
-const DISABLE = 'gatehouse plugin disable NAME';
+const [LIST, ENABLE, DISABLE] = USAGE.plugin;
 
 export const pluginCommand: CommandGroup = {
-  usage: [LIST, ENABLE, DISABLE],
   async run(args, ctx) {
     const [sub, ...rest] = args;
     if (sub === 'list') {
@@ -21,6 +19,6 @@ export const pluginCommand: CommandGroup = {
         return { name, active };
       });
     }
-    throw new CliUsageError(`usage: ${LIST}\n       ${ENABLE}\n       ${DISABLE}`);
+    throw new CliUsageError(groupUsage(USAGE.plugin));
   },
 };

@@ -1,9 +1,9 @@
 import type { SettingDefinition } from '../settings/definitions.js';
 import { SettingError, settingDefinition } from '../settings/registry.js';
+import { USAGE, groupUsage } from './usage.js';
 import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
 
-const GET = 'gatehouse setting get NAME';
-const SET = 'gatehouse setting set NAME VALUE';
+const [GET, SET] = USAGE.setting;
 /** What a secret setting shows instead of its value: whether it is set, never what it is. */
 export const SECRET_SET = '(set)';
 
@@ -34,7 +34,6 @@ function shown(def: SettingDefinition, value: unknown): unknown {
 }
 
 export const settingCommand: CommandGroup = {
-  usage: [GET, SET],
   async run(args, ctx) {
     const [sub, ...rest] = args;
     if (sub === 'get') {
@@ -48,6 +47,6 @@ export const settingCommand: CommandGroup = {
       const value = parseSettingValue(def, positionals[1]!);
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, await settings.set(def.name, value)) }));
     }
-    throw new CliUsageError(`usage: ${GET}\n       ${SET}`);
+    throw new CliUsageError(groupUsage(USAGE.setting));
   },
 };

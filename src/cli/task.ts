@@ -1,9 +1,9 @@
+import { USAGE } from './usage.js';
 import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
 
-const RUN = 'gatehouse task run NAME|all';
+const [RUN] = USAGE.task;
 
 export const taskCommand: CommandGroup = {
-  usage: [RUN],
   async run(args, ctx) {
     const [sub, ...rest] = args;
     if (sub !== 'run') throw new CliUsageError(`usage: ${RUN}`);

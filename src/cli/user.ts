@@ -1,10 +1,10 @@
 import { createUser } from '../accounts/users.js';
+import { USAGE } from './usage.js';
 import { CliUsageError, parseCommandArgs, parseIntOption, requireOption, type CommandGroup } from './context.js';
 
-const CREATE = 'gatehouse user create --email E --password P [--permission N] [--first-name F] [--last-name L]';
+const [CREATE] = USAGE.user;
 
 export const userCommand: CommandGroup = {
-  usage: [CREATE],
   async run(args, ctx) {
     const [sub, ...rest] = args;
     if (sub !== 'create') throw new CliUsageError(`usage: ${CREATE}`);
