@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
 import {
@@ -101,6 +102,32 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     expect(second.message).toMatch(/gatehouse\.lock is held by a running Gatehouse server \(pid \d+\)/);
     // The first server is unharmed.
     expect((await session({ public_key: admin.public_key, secret_key: admin.secret_key })).status).toBe(200);
+  });
+
+  it.skipIf(onPostgres)("keeps a socket client's transaction apart from the server's own writes", async () => {
+    const client = new pg.Client({ host: dataDir, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('update usr_users set usr_first_name = $1 where usr_user_id = $2', ['Rolled', admin.user_id]);
+      // The server's login writes a session key; it waits for the client's transaction instead of joining it.
+      const login = fetch(`${server.url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: admin.email, password: admin.password }),
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      await client.query('rollback');
+      const res = await login;
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { data: { public_key: string } };
+      const key = await client.query('select count(*)::int as n from apk_api_keys where apk_public_key = $1', [body.data.public_key]);
+      expect(key.rows[0].n).toBe(1);
+      const user = await client.query('select usr_first_name from usr_users where usr_user_id = $1', [admin.user_id]);
+      expect(user.rows[0].usr_first_name).toBe('Admin');
+    } finally {
+      await client.end();
+    }
   });
 
   it('exits 0 on SIGTERM and releases the data directory', async () => {
