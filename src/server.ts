@@ -89,6 +89,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     if (socket) app.log.info({ socket: socket.path }, 'embedded database reachable on its Unix socket (psql -h DATA_DIR)');
 
     await app.listen({ host: config.host, port: config.port });
+    services.requestLog.start();
     services.scheduler.start();
 
     let closing: Promise<boolean> | undefined;

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
 import { onPostgres } from '../helpers/database.js';
 import {
   freePort,
@@ -29,11 +30,13 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   let server: ServerProcess;
   let cleanup: () => Promise<void>;
   let admin: InitialAdmin;
+  let databaseUrl: string | undefined;
 
   beforeAll(async () => {
     const data = tempDataDir('gh-srv-');
     dataDir = data.dir;
     const db = onPostgres ? await scratchPostgres() : undefined;
+    databaseUrl = db?.url;
     env = programEnv({ DATA_DIR: dataDir, PORT: String(await freePort()), DATABASE_URL: db?.url });
     server = await startServerProcess(env);
     cleanup = async () => {
@@ -140,5 +143,13 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toEqual({ name: 'api_require_https', value: false });
     expect(existsSync(path.join(dataDir, 'gatehouse.lock'))).toBe(false);
+    // The request log was flushed before the database closed.
+    const database = await openDatabase(databaseUrl ? { databaseUrl } : { dataDir: path.join(dataDir, 'db') });
+    try {
+      const logged = await database.db.selectFrom('rql_request_logs').select(['rql_feature', 'rql_status_code']).execute();
+      expect(logged.filter((row) => row.rql_feature === 'auth' && row.rql_status_code === 200).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await database.close();
+    }
   });
 });
