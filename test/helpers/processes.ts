@@ -74,7 +74,7 @@ export interface ServerProcess {
 }
 
 /** Spawns `node dist/main.js` and resolves once it listens (or rejects with its output if it exits first). */
-export function startServerProcess(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<ServerProcess> {
+export function startServerProcess(env: NodeJS.ProcessEnv, timeoutMs = 50_000): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const port = Number(env.PORT);
     const child = spawn(process.execPath, [MAIN], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
