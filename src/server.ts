@@ -84,7 +84,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
     const adminFile = await bootstrapInitialAdmin(database.db, config.dataDir, services.clock.now());
     if (adminFile) {
-      app.log.info({ file: adminFile }, `first start: created a superadmin and a machine key; their one-time credentials are in ${adminFile}`);
+      app.log.warn({ file: adminFile }, `first start: created a superadmin and a machine key; their one-time credentials are in ${adminFile}`);
     }
     if (socket) app.log.info({ socket: socket.path }, 'embedded database reachable on its Unix socket (psql -h DATA_DIR)');
 
