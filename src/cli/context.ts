@@ -11,8 +11,13 @@ export interface CliIo {
 /** Bad input from the operator: the message goes to stderr and the exit code is 2. */
 export class CliUsageError extends Error {}
 
-/** What a command prints on stdout (exit 0), or the exit code of a command that ran to its own end. */
-export type CommandOutput = Record<string, unknown> | { exitCode: number };
+/** The outcome of a command that runs to its own end (`serve`) instead of printing a result. */
+export class Exited {
+  constructor(readonly code: number) {}
+}
+
+/** The one JSON object a command prints on stdout (exit 0), or how a long-running command ended. */
+export type CommandOutput = Record<string, unknown> | Exited;
 
 export interface CliContext {
   config: Config;

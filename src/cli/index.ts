@@ -3,7 +3,7 @@ import { UserInputError } from '../accounts/users.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { PluginError } from '../plugins/registry.js';
 import { SettingError } from '../settings/registry.js';
-import { CliUsageError, type CliIo, type CommandGroup } from './context.js';
+import { CliUsageError, Exited, type CliIo, type CommandGroup } from './context.js';
 import { USAGE } from './usage.js';
 
 export type { CliIo } from './context.js';
@@ -61,7 +61,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const config = loadConfig(io.env);
     const [group, { createCliContext }] = await Promise.all([command.load(), import('./context.js')]);
     const output = await group.run(args, createCliContext(config, io));
-    if ('exitCode' in output && typeof output.exitCode === 'number') return output.exitCode;
+    if (output instanceof Exited) return output.code;
     io.stdout(`${JSON.stringify(output)}\n`);
     return EXIT_OK;
   } catch (e) {

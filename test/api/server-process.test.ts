@@ -93,16 +93,19 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   it.skipIf(onPostgres)('refuses a second server on the same DATA_DIR with a clear message and a non-zero exit', async () => {
-    const second = await startServerProcess({ ...env, PORT: String(await freePort()) }).then(
-      (s) => s,
-      (e: Error) => e,
-    );
-    if (!(second instanceof Error)) {
-      await second.stop('SIGKILL');
-      throw new Error('a second server started on the same DATA_DIR');
+    // Both entries: `npm start` (dist/main.js) and `npx gatehouse serve`.
+    for (const via of ['main', 'cli'] as const) {
+      const second = await startServerProcess({ ...env, PORT: String(await freePort()) }, { via }).then(
+        (s) => s,
+        (e: Error) => e,
+      );
+      if (!(second instanceof Error)) {
+        await second.stop('SIGKILL');
+        throw new Error(`a second server (${via}) started on the same DATA_DIR`);
+      }
+      expect(second.message).toMatch(/exited with [1-9]/);
+      expect(second.message).toMatch(/gatehouse\.lock is held by a running Gatehouse server \(pid \d+\)/);
     }
-    expect(second.message).toMatch(/exited with [1-9]/);
-    expect(second.message).toMatch(/gatehouse\.lock is held by a running Gatehouse server \(pid \d+\)/);
     // The first server is unharmed.
     expect((await session({ public_key: admin.public_key, secret_key: admin.secret_key })).status).toBe(200);
   });

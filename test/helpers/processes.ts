@@ -73,11 +73,16 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `node dist/main.js` and resolves once it listens (or rejects with its output if it exits first). */
-export function startServerProcess(env: NodeJS.ProcessEnv, timeoutMs = 50_000): Promise<ServerProcess> {
+/**
+ * Spawns `node dist/main.js` (or `node bin/gatehouse.js serve` with via: 'cli') and resolves once it listens,
+ * or rejects with its output if it exits first.
+ */
+export function startServerProcess(env: NodeJS.ProcessEnv, opts: { via?: 'main' | 'cli'; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const timeoutMs = opts.timeoutMs ?? 50_000;
   return new Promise((resolve, reject) => {
     const port = Number(env.PORT);
-    const child = spawn(process.execPath, [MAIN], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = opts.via === 'cli' ? [BIN, 'serve'] : [MAIN];
+    const child = spawn(process.execPath, argv, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let ready = false;
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
