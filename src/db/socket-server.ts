@@ -12,6 +12,9 @@ const MAX_CONNECTIONS = 4;
 const MAX_SOCKET_PATH = 100;
 // A client that vanished mid-exchange (no Sync) must not hold the database forever.
 const ABANDONED_EXCHANGE_MS = 10_000;
+// A client silent this long is disconnected (its open transaction rolled back), so a forgotten psql
+// transaction stalls the server for at most this long.
+const IDLE_CLIENT_MS = 60_000;
 
 export function socketFilePath(dataDir: string): string {
   return path.join(dataDir, SOCKET_FILE_NAME);
@@ -140,7 +143,7 @@ export async function startSocketServer(pglite: PGlite, db: Kysely<DB>, dataDir:
   // Left behind by a server that crashed; we hold the data directory lock, so it is not in use.
   if (existsSync(file)) unlinkSync(file);
   const session = new SharedSession(pglite, db);
-  const server = new PGLiteSocketServer({ db: session.view(), path: file, maxConnections: MAX_CONNECTIONS });
+  const server = new PGLiteSocketServer({ db: session.view(), path: file, maxConnections: MAX_CONNECTIONS, idleTimeout: IDLE_CLIENT_MS });
   await server.start();
   return {
     path: file,
