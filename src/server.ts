@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bootstrapInitialAdmin } from './accounts/initial-admin.js';
 import type { Config } from './config.js';
-import { acquireDataDirLock, type DataDirLock } from './db/data-dir-lock.js';
+import { acquireDataDirLock } from './db/data-dir-lock.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startSocketServer, type SocketServer } from './db/socket-server.js';
