@@ -1,5 +1,5 @@
 import type { SettingDefinition } from '../settings/definitions.js';
-import { SettingError, settingDefinition } from '../settings/registry.js';
+import { SettingError, settingDefinition, validateSettingValue } from '../settings/registry.js';
 import { USAGE, groupUsage } from './usage.js';
 import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
 
@@ -44,7 +44,7 @@ export const settingCommand: CommandGroup = {
     if (sub === 'set') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 2, max: 2, usage: SET });
       const def = definitionOf(positionals[0]!);
-      const value = parseSettingValue(def, positionals[1]!);
+      const value = validateSettingValue(def, parseSettingValue(def, positionals[1]!));
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, await settings.set(def.name, value)) }));
     }
     throw new CliUsageError(groupUsage(USAGE.setting));
