@@ -55,8 +55,9 @@ class Teardown {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  // Set up in the order the shutdown undoes backwards: app, services (flushing the request log), socket,
-  // database, lock.
+  // Set up in the order the shutdown undoes backwards: app (in-flight requests finish), socket clients
+  // (an open transaction of theirs would hold up the server's queries), services (scheduler, request log
+  // flush), database, lock.
   const teardown = new Teardown();
   try {
     const embedded = !config.databaseUrl;
@@ -71,14 +72,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
     teardown.add(() => database.close());
     await migrateToLatest(database.db);
+    const services = await createServices({ config, database, refreshSettings: true });
+    teardown.add(() => services.close());
     let socket: SocketServer | undefined;
     if (database.pglite) {
       const started = await startSocketServer(database.pglite, database.db, config.dataDir);
       teardown.add(() => started.stop());
       socket = started;
     }
-    const services = await createServices({ config, database, refreshSettings: true });
-    teardown.add(() => services.close());
     const app = await buildApp(services, { logger: loggerOptions(config.logLevel) });
     teardown.add(() => app.close());
 

@@ -136,8 +136,19 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     }
   });
 
-  it('exits 0 on SIGTERM and releases the data directory', async () => {
+  it('exits 0 on SIGTERM and releases the data directory, even with a socket client inside a transaction', async () => {
+    let client: pg.Client | undefined;
+    if (!onPostgres) {
+      client = new pg.Client({ host: dataDir, user: 'postgres', database: 'postgres' });
+      client.on('error', () => {});
+      await client.connect();
+      await client.query('begin');
+      await client.query('update usr_users set usr_first_name = $1 where usr_user_id = $2', ['Abandoned', admin.user_id]);
+    }
+    const stoppedAt = Date.now();
     expect(await server.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    await client?.end().catch(() => {});
     expect(server.output()).toContain('shutting down');
     expect(existsSync(path.join(dataDir, 'gatehouse.lock'))).toBe(false);
     expect(existsSync(path.join(dataDir, '.s.PGSQL.5432'))).toBe(false);
@@ -151,6 +162,9 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     try {
       const logged = await database.db.selectFrom('rql_request_logs').select(['rql_feature', 'rql_status_code']).execute();
       expect(logged.filter((row) => row.rql_feature === 'auth' && row.rql_status_code === 200).length).toBeGreaterThanOrEqual(2);
+      // The disconnected client's transaction was rolled back.
+      const user = await database.db.selectFrom('usr_users').select('usr_first_name').where('usr_user_id', '=', admin.user_id).executeTakeFirstOrThrow();
+      expect(user.usr_first_name).toBe('Admin');
     } finally {
       await database.close();
     }
