@@ -55,9 +55,9 @@ class Teardown {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  // Set up in the order the shutdown undoes backwards: app (in-flight requests finish), socket clients
-  // (an open transaction of theirs would hold up the server's queries), services (scheduler, request log
-  // flush), database, lock.
+  // Set up in the order the shutdown undoes backwards: socket clients first (an open transaction of theirs
+  // holds up every server query, so in-flight requests and the log flush could not finish), then the app
+  // (stops accepting, finishes in-flight requests), services (scheduler, request log flush), database, lock.
   const teardown = new Teardown();
   try {
     const embedded = !config.databaseUrl;
@@ -74,14 +74,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await migrateToLatest(database.db);
     const services = await createServices({ config, database, refreshSettings: true });
     teardown.add(() => services.close());
+    const app = await buildApp(services, { logger: loggerOptions(config.logLevel) });
+    teardown.add(() => app.close());
     let socket: SocketServer | undefined;
     if (database.pglite) {
       const started = await startSocketServer(database.pglite, database.db, config.dataDir);
       teardown.add(() => started.stop());
       socket = started;
     }
-    const app = await buildApp(services, { logger: loggerOptions(config.logLevel) });
-    teardown.add(() => app.close());
 
     const adminFile = await bootstrapInitialAdmin(database.db, config.dataDir, services.clock.now());
     if (adminFile) {
