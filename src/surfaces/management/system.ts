@@ -57,7 +57,7 @@ export async function listDatabases(database: Database): Promise<Record<string, 
   if (database.kind === 'postgres') {
     const rows = await sql<{ datname: string }>`
       select datname from pg_database
-      where not datistemplate and datallowconn and has_database_privilege(datname, 'CONNECT')
+      where not datistemplate and datallowconn and coalesce(has_database_privilege(oid, 'CONNECT'), false)
       order by datname`.execute(database.db);
     names = rows.rows.map((r) => r.datname);
   }
