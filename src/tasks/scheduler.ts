@@ -51,7 +51,9 @@ export class Scheduler {
       if (!got.rows[0]?.locked) return { task: task.name, skipped: 'running_elsewhere' as const };
       const started = this.clock.now();
       try {
-        const result = await task.run({ db: this.db, clock: this.clock });
+        // The task runs on the connection that holds the lock: on the embedded database there is only one
+        // connection, so asking the pool for another here would wait on ourselves forever.
+        const result = await task.run({ db: conn, clock: this.clock });
         await this.recordRun(conn, task.name, started, 'success', null, result);
         return { task: task.name, result };
       } catch (e) {
