@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequestLog, type RequestLogEntry } from '../../src/http/request-log.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const START = new Date('2026-03-01T12:00:00Z');
@@ -202,5 +203,48 @@ describe('request log retention', () => {
     t.clock.set(new Date(START.getTime() + 120 * DAY_MS + 1000)); // the day-30 row is 90 days and 1 s old
     expect(await t.services.scheduler.runNow('purge_request_logs')).toEqual([{ task: 'purge_request_logs', result: { deleted: 2, retention_days: 90 } }]);
     expect(await times()).toEqual([]);
+  });
+});
+
+describe('request log buffer', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ start: START });
+  });
+  afterAll(async () => t.close());
+
+  const entry = (ip: string, status = 200): RequestLogEntry => ({
+    feature: 'auth',
+    action: 'session',
+    ip,
+    userId: null,
+    keyType: null,
+    success: status < 400,
+    status,
+    errorType: null,
+    responseMs: 1.4,
+    at: START,
+  });
+
+  const countFrom = async (ip: string) =>
+    Number((await t.services.db.selectFrom('rql_request_logs').select((eb) => eb.fn.countAll().as('n')).where('rql_ip_address', '=', ip).executeTakeFirstOrThrow()).n);
+
+  it('holds at most 10,000 unwritten entries and counts the ones it drops', async () => {
+    const log = new RequestLog(t.services.db, { batchSize: 1_000_000 });
+    for (let i = 0; i < 10_005; i++) log.add(entry('198.51.100.1'));
+    expect(log.dropped).toBe(5);
+    await log.flush();
+    expect(await countFrom('198.51.100.1')).toBe(10_000);
+  });
+
+  it('reports a failed write to onError and keeps writing later entries', async () => {
+    const errors: unknown[] = [];
+    const log = new RequestLog(t.services.db, { onError: (e) => errors.push(e) });
+    log.add(entry('198.51.100.4', 70_000)); // out of range for the int2 status column
+    await log.flush();
+    expect(errors).toHaveLength(1);
+    log.add(entry('198.51.100.5'));
+    await log.flush();
+    expect(await countFrom('198.51.100.5')).toBe(1);
   });
 });
