@@ -237,6 +237,24 @@ describe('request log buffer', () => {
     expect(await countFrom('198.51.100.1')).toBe(10_000);
   });
 
+  it('keeps text exactly as given, whatever characters it holds', async () => {
+    const log = new RequestLog(t.services.db);
+    const awkward = ['NULL', 'a,"b"{c}\\d', "it's", ' spaced ', 'ünïcödé', ''];
+    for (const action of awkward) log.add({ ...entry('198.51.100.6'), action, feature: action, errorType: action });
+    log.add({ ...entry('198.51.100.6'), action: null, errorType: null });
+    await log.flush();
+    const rows = await t.services.db
+      .selectFrom('rql_request_logs')
+      .select(['rql_feature', 'rql_action', 'rql_error_type'])
+      .where('rql_ip_address', '=', '198.51.100.6')
+      .orderBy('rql_request_log_id')
+      .execute();
+    expect(rows).toEqual([
+      ...awkward.map((v) => ({ rql_feature: v, rql_action: v, rql_error_type: v })),
+      { rql_feature: 'auth', rql_action: null, rql_error_type: null },
+    ]);
+  });
+
   it('reports a failed write to onError and keeps writing later entries', async () => {
     const errors: unknown[] = [];
     const log = new RequestLog(t.services.db, { onError: (e) => errors.push(e) });
