@@ -7,6 +7,10 @@
 //   node bench/server.mjs select      baseline: bare Fastify doing one primary-key SELECT per request
 //
 // Database: DATABASE_URL when set (run.mjs points it at a scratch database), else PGlite in BENCH_DATA_DIR.
+// BENCH_CPU_PROFILE=file: profile the CPU from the moment the server is ready until it stops, and write a
+// .cpuprofile there (open it in Chrome DevTools or speedscope).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createMachineKey } from '../dist/accounts/api-keys.js';
@@ -82,7 +86,22 @@ if (!targets[mode]) {
   console.error(`usage: node bench/server.mjs ${Object.keys(targets).join('|')}`);
   process.exit(2);
 }
-const { app, close, info } = await targets[mode]();
+const { app, close: closeTarget, info } = await targets[mode]();
+const profileFile = process.env.BENCH_CPU_PROFILE;
+let profiler;
+if (profileFile) {
+  profiler = new Session();
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
+const close = async () => {
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(profileFile, JSON.stringify(profile));
+  }
+  await closeTarget();
+};
 process.stdout.write(`${JSON.stringify({ mode, port: app.server.address().port, ...info })}\n`);
 
 let closing = false;
