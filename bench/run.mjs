@@ -5,7 +5,8 @@
 // server), BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_CONNECTIONS (default 50),
 // BENCH_ROUNDS (default 3: every scenario runs once per round, rounds interleaved, and the median round
 // is reported, so a burst of load from elsewhere on the machine skews one round rather than one scenario),
-// BENCH_ONLY (a regular expression over scenario names; baselines of selected scenarios always run).
+// BENCH_ONLY (a regular expression over scenario names; baselines of selected scenarios always run),
+// BENCH_PROFILE=1 (each server writes bench/results/<target>.cpuprofile when it stops).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -134,7 +135,9 @@ async function main() {
   const dbEnv = (label) => (databaseUrl ? { DATABASE_URL: databaseUrl } : { BENCH_DATA_DIR: scratchDir(label) });
   const servers = {};
   // One at a time, so that no server's start-up (migrations) competes with another's.
-  for (const target of new Set(plan.map((s) => s.target))) servers[target] = await startServer(target, dbEnv(target));
+  const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target}.cpuprofile`) } : {});
+  mkdirSync(path.join(here, 'results'), { recursive: true });
+  for (const target of new Set(plan.map((s) => s.target))) servers[target] = await startServer(target, { ...dbEnv(target), ...profileEnv(target) });
   const credentials = servers.gatehouse
     ? {
         userId: servers.gatehouse.user_id,
