@@ -146,6 +146,7 @@ async function main() {
       }
     : {};
 
+  const loadBefore = os.loadavg()[0];
   console.log(
     `database: ${database}; rate-limit store: ${env.REDIS_URL ? 'redis' : 'memory'}; ${settings.connections} connections, ` +
       `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario, ${settings.rounds} rounds (median reported); node ${process.version}; ${os.cpus().length} CPUs`,
@@ -213,9 +214,12 @@ async function main() {
     const applies = !g.databases || g.databases.includes(database);
     const met = ratio >= g.min;
     goalResults.push({ goal: g.goal, ratio, min: g.min, met, applies });
-    console.log(`  ${met ? 'met    ' : 'MISSED '} ${g.goal}: ${fmt(ratio, 2)}${applies ? '' : ` (informational on ${database})`}`);
+    console.log(`  ${met ? 'met    ' : 'MISSED '} ${g.goal}: ${fmt(ratio * 100, 1)}%${applies ? '' : ` (informational on ${database})`}`);
   }
 
+  // Other work on the machine moves every number; say how busy it was.
+  const loadAfter = os.loadavg()[0];
+  console.log(`\nmachine load average (1 min): ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after, on ${os.cpus().length} CPUs`);
   const outDir = path.join(here, 'results');
   mkdirSync(outDir, { recursive: true });
   const report = {
@@ -224,6 +228,7 @@ async function main() {
     rateLimitStore: env.REDIS_URL ? 'redis' : 'memory',
     node: process.version,
     cpus: os.cpus().length,
+    loadAverage: { before: loadBefore, after: loadAfter },
     ...settings,
     results,
     goals: goalResults,
