@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { DB } from '../db/types.js';
 
 export interface TaskContext {
+  /** The connection holding the task's advisory lock (on the embedded database, its only connection). */
   db: Kysely<DB>;
   clock: Clock;
 }
