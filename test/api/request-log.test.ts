@@ -26,7 +26,7 @@ describe('request log record', () => {
 
   it('logs an unauthenticated 404 with feature, IP, failure, status and error type, and no user or key type', async () => {
     const ip = '192.0.2.1';
-    await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: ip });
+    await t.request({ method: 'GET', url: '/api/v1/no/such/endpoint/here', remoteAddress: ip });
     const rows = await rowsFrom(ip);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
