@@ -35,6 +35,8 @@ const scenarios = [
   { name: '404 unauthenticated', target: 'gatehouse', method: 'GET', path: '/api/v1/nope', expect: 404, baseline: BARE },
   { name: 'GET auth/session, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
   { name: 'GET auth/session, machine key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.machineKey, expect: 200, baseline: SELECT },
+  { name: 'GET Post/{id}, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/Post/1', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
+  { name: 'GET Posts?numperpage=20, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
 ];
 
 // Targets are reported, never asserted. `of` is the scenario the ratio is taken against.
@@ -42,6 +44,8 @@ const goals = [
   { goal: '404 >= 50% of bare Fastify', scenario: '404 unauthenticated', of: BARE, min: 0.5 },
   { goal: 'machine-key session read within 15% of session-key', scenario: 'GET auth/session, machine key', of: 'GET auth/session, session key', min: 0.85 },
   { goal: 'session-key read >= 50% of one-SELECT baseline (PostgreSQL)', scenario: 'GET auth/session, session key', of: SELECT, min: 0.5, databases: ['postgres'] },
+  { goal: 'GET Post/{id} >= 40% of one-SELECT baseline (PostgreSQL)', scenario: 'GET Post/{id}, session key', of: SELECT, min: 0.4, databases: ['postgres'] },
+  { goal: 'GET Posts?numperpage=20 >= 25% of one-SELECT baseline (PostgreSQL)', scenario: 'GET Posts?numperpage=20, session key', of: SELECT, min: 0.25, databases: ['postgres'] },
 ];
 
 // ---- Servers ----

@@ -43,6 +43,9 @@ async function gatehouse() {
   const now = new Date();
   const userId = await createUser(database.db, { email, password, permission: 0, firstName: 'Bench', now });
   const key = await createMachineKey(database.db, { userId, permission: 4, now });
+  // Posts for the CRUD read scenarios: published, ungated, with a realistic body.
+  await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_create_time, pst_update_time)
+    select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(1, 30) g`.execute(database.db);
   services.requestLog.start();
   const app = await buildApp(services, { logger: false });
   await app.listen({ host, port: 0 });
