@@ -74,7 +74,8 @@ const fail = (message: string): never => {
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  // Query-string parsers return objects whose prototype is an empty null-prototype object.
+  return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 function validDate(y: number, m: number, d: number): boolean {
