@@ -9,13 +9,15 @@ export const EXECUTING_TIMEOUT_MS = 5 * 60_000;
 export const MAX_KEY_LENGTH = 255;
 
 /**
- * The credential a key is scoped to: an API key by its id, a browser session by its user. The anonymous
+ * The credential a key is scoped to: an API key by its id, a browser session by its session. The anonymous
  * principal and sessionless calls have no scope, so their Idempotency-Key header is ignored.
  */
 export function idempotencyScope(principal: Principal | null): string | null {
   if (!principal) return null;
   if (principal.apiKey) return `key:${principal.apiKey.apk_api_key_id}`;
-  if (principal.credential === 'browser' && principal.user) return `browser:${principal.user.usr_user_id}`;
+  if (principal.credential === 'browser' && principal.user) {
+    return principal.webSessionId !== undefined ? `browser:${principal.webSessionId}` : `user:${principal.user.usr_user_id}`;
+  }
   return null;
 }
 

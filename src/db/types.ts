@@ -132,6 +132,20 @@ export interface MailOutboxTable {
   mob_create_time: GeneratedTimestamp;
 }
 
+export interface WebSessionsTable {
+  wss_web_session_id: Generated<number>;
+  wss_id_hash: string;
+  wss_csrf_token: string;
+  wss_usr_user_id: Nullable<number>;
+  wss_login_as_usr_user_id: Nullable<number>;
+  wss_context: 'web' | 'app';
+  wss_data: Json<Record<string, unknown>>;
+  wss_create_time: GeneratedTimestamp;
+  wss_last_seen_time: GeneratedTimestamp;
+  wss_expires_time: Timestamp;
+  wss_delete_time: Nullable<Timestamp>;
+}
+
 /** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
 export interface DB {
   stg_settings: SettingsTable;
@@ -143,4 +157,5 @@ export interface DB {
   aik_api_idempotency_keys: ApiIdempotencyKeysTable;
   act_activation_codes: ActivationCodesTable;
   mob_mail_outbox: MailOutboxTable;
+  wss_web_sessions: WebSessionsTable;
 }
