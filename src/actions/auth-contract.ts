@@ -66,7 +66,7 @@ export function authContractProblems(auth: AuthContract): string[] {
   return problems;
 }
 
-/** What the caller was admitted with; session_write matters only to the browser credential. */
+/** What the caller was admitted with; session_write matters only to website sessions (signed in or guest). */
 export interface AuthDecision {
   principal: Principal;
   sessionWrite: boolean;
@@ -87,5 +87,5 @@ export function enforceAuthContract(principal: Principal, contract: ResolvedAuth
   if (contract.min_user_permission > 0 && (principal.user?.usr_permission ?? 0) < contract.min_user_permission) {
     throw authError(403, 'Insufficient user permission');
   }
-  return { principal, sessionWrite: contract.session_write && credential === 'browser' };
+  return { principal, sessionWrite: contract.session_write && (credential === 'browser' || credential === 'guest') };
 }

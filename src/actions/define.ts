@@ -31,6 +31,11 @@ export interface ActionContext<I = Record<string, unknown>> {
   attachments: Attachment[];
   query: Record<string, string>;
   ip: string;
+  /**
+   * The website session's data for browser and guest principals (null for API keys and sessionless
+   * calls). Changes persist only when the action's auth block declares session_write.
+   */
+  session: Record<string, unknown> | null;
   /** Counts a failed secret check (a wrong reset code, a wrong password) toward the failed-auth limit. */
   recordFailedAuth(): Promise<void>;
 }

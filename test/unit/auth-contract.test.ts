@@ -148,8 +148,10 @@ describe('authorization contract: enforcement', () => {
     expect(refusal(principal('guest', 0), { allow_guest: true, min_user_permission: 1 })).toEqual([403, 'AuthenticationError']);
   });
 
-  it('session_write is granted to the browser credential only', () => {
+  it('session_write is granted to website sessions only (signed in or guest)', () => {
     expect(enforceAuthContract(principal('browser', 4), { ...BUILT_IN_AUTH, session_write: true }).sessionWrite).toBe(true);
+    expect(enforceAuthContract(principal('guest', 0), { ...BUILT_IN_AUTH, session_write: true, allow_guest: true }).sessionWrite).toBe(true);
+    expect(enforceAuthContract(principal('machine', 4), { ...BUILT_IN_AUTH, session_write: true }).sessionWrite).toBe(false);
     expect(enforceAuthContract(principal('session', 4), { ...BUILT_IN_AUTH, session_write: true }).sessionWrite).toBe(false);
     expect(enforceAuthContract(principal('browser', 4), BUILT_IN_AUTH).sessionWrite).toBe(false);
   });

@@ -108,6 +108,14 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     if (outcome.kind === 'claimed') claimId = outcome.id;
   }
 
+  // Website sessions release their lock once identity is resolved; the action works on a copy of the data,
+  // written back only under session_write.
+  let webSession: { id: number; data: Record<string, unknown> } | null = null;
+  if (principal && (principal.credential === 'browser' || principal.credential === 'guest')) {
+    const loaded = await request.webSession();
+    if (loaded) webSession = { id: loaded.id, data: structuredClone(loaded.data) };
+  }
+
   const outbox: MailMessage[] = [];
   const context = (trx: typeof db): ActionContext => ({
     name,
@@ -119,6 +127,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     settings,
     mail: (m) => void outbox.push(m),
     attachments,
+    session: webSession?.data ?? null,
     query: queryOf(request),
     ip: request.ip,
     recordFailedAuth: () => buckets.failedAuth.record(request.ip),
@@ -153,6 +162,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     throw e;
   }
 
+  if (decision?.sessionWrite && webSession) await services.webSessions.saveData(webSession.id, webSession.data);
   if (outbox.length > 0) {
     const mailer = mailerFromSettings(settings, db, clock);
     for (const message of outbox) {
