@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { actionsSurface } from './actions/index.js';
+import { appSurface } from './app/navigation.js';
+import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
 import { formsSurface } from './forms/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
   await authSurface(api, services);
+  await appLinksSurface(api, services);
+  await appSurface(api, services);
   await actionsSurface(api, services);
   await formsSurface(api, services);
 }
