@@ -155,7 +155,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
       status = e.status;
       text = serializeApiPayload(failure(e));
       if (claimId !== null) await store.store(claimId, { status, body: text });
-      if (outbox.length > 0) outbox.length = 0;
+      // Mail queued by a refused action is never sent.
       return sendStored(reply, status, text, false);
     }
     if (claimId !== null) await store.release(claimId);
