@@ -27,7 +27,7 @@ async function resetCodeFor(email: string): Promise<string> {
 }
 
 describe('register', () => {
-  const valid = { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', password: 'analytical1', password_confirm: 'analytical1' };
+  const valid = { usr_first_name: 'Ada', usr_last_name: 'Lovelace', usr_email: 'ada@example.com', password: 'analytical1', password_confirm: 'analytical1' };
 
   it('creates an account without key headers, mails a welcome, and the new password signs in', async () => {
     const res = await post('register', { ...valid, newsletter: true, contact_preferences: ['sms', 'email'] });
@@ -47,34 +47,33 @@ describe('register', () => {
   });
 
   it('accepts a form body', async () => {
-    const body = formBody([['first_name', 'Form'], ['last_name', 'Body'], ['email', 'form@example.com'], ['password', 'formbody12'], ['password_confirm', 'formbody12'], ['newsletter', 'on'], ['contact_preferences[]', 'post']]);
+    const body = formBody([['usr_first_name', 'Form'], ['usr_last_name', ''], ['usr_email', 'form@example.com'], ['password', 'formbody12'], ['newsletter', 'on'], ['contact_preferences[]', 'post']]);
     const res = await t.request({ method: 'POST', url: '/api/v1/action/register', payload: body.payload, headers: body.headers });
     expect(res.statusCode).toBe(200);
-    expect((await user(res.json.data.user_id)).usr_contact_preferences).toBe('post');
+    expect(await user(res.json.data.user_id)).toMatchObject({ usr_first_name: 'Form', usr_last_name: null, usr_contact_preferences: 'post' });
   });
 
   it('422 ValidationError for a taken address, compared case-insensitively', async () => {
-    const res = await post('register', { ...valid, email: 'ADA@example.com' });
+    const res = await post('register', { ...valid, usr_email: 'ADA@example.com' });
     expect(res.statusCode).toBe(422);
     expect(res.json.errortype).toBe('ValidationError');
-    expect(res.json.validation_errors).toEqual({ email: 'is already registered' });
+    expect(res.json.validation_errors).toEqual({ usr_email: 'is already registered' });
   });
 
   it('422 ValidationError listing every missing or invalid field', async () => {
-    const res = await post('register', { email: 'not-an-email', password: 'short', contact_preferences: ['fax'] });
+    const res = await post('register', { usr_email: 'not-an-email', usr_last_name: 'x'.repeat(33), password: 'short', contact_preferences: ['fax'] });
     expect(res.statusCode).toBe(422);
     expect(res.json.validation_errors).toEqual({
-      first_name: 'is required',
-      last_name: 'is required',
-      email: 'must be a valid email address',
+      usr_first_name: 'is required',
+      usr_last_name: 'must be at most 32 characters',
+      usr_email: 'must be a valid email address',
       password: 'must be at least 8 characters',
-      password_confirm: 'is required',
       contact_preferences: 'item 0: must be one of: email, sms, phone, post',
     });
   });
 
   it('422 when the confirmation differs, and no account is created', async () => {
-    const res = await post('register', { ...valid, email: 'mismatch@example.com', password_confirm: 'different1' });
+    const res = await post('register', { ...valid, usr_email: 'mismatch@example.com', password_confirm: 'different1' });
     expect(res.statusCode).toBe(422);
     expect(res.json.validation_errors).toEqual({ password_confirm: 'does not match the password' });
     expect(await t.services.db.selectFrom('usr_users').select('usr_user_id').where('usr_email', '=', 'mismatch@example.com').execute()).toEqual([]);
@@ -264,7 +263,7 @@ describe('account_edit', () => {
     const before = await user(userId);
     const res = await post(
       'account_edit',
-      { first_name: 'Grace', last_name: 'Hopper', nickname: 'Amazing Grace', email: before.usr_email, timezone: 'Europe/Paris', bio: 'Wrote a compiler', date_of_birth: '1906-12-09', gender: 'self_describe', gender_self_describe: 'Rear admiral' },
+      { usr_first_name: 'Grace', usr_last_name: 'Hopper', usr_nickname: 'Amazing Grace', usr_email: before.usr_email, usr_timezone: 'Europe/Paris', usr_bio: 'Wrote a compiler', usr_date_of_birth: '1906-12-09', usr_gender: 'self_describe', gender_self_describe: 'Rear admiral' },
       headers,
     );
     expect(res.statusCode).toBe(200);
@@ -293,7 +292,7 @@ describe('account_edit', () => {
   it('an email change marks the address unverified', async () => {
     const { headers, userId } = await t.keyHeaders();
     await t.services.db.updateTable('usr_users').set({ usr_email_is_verified: true }).where('usr_user_id', '=', userId).execute();
-    const res = await post('account_edit', { first_name: 'New', email: `moved-${userId}@example.com` }, headers);
+    const res = await post('account_edit', { usr_first_name: 'New', usr_email: `moved-${userId}@example.com` }, headers);
     expect(res.statusCode).toBe(200);
     expect(await user(userId)).toMatchObject({ usr_email: `moved-${userId}@example.com`, usr_email_is_verified: false });
   });
@@ -303,24 +302,24 @@ describe('account_edit', () => {
     const { headers } = await t.keyHeaders();
     const res = await post(
       'account_edit',
-      { first_name: 'X', email: other.email.toUpperCase(), timezone: 'Mars/Olympus', date_of_birth: '2030-01-01', gender: 'self_describe' },
+      { usr_first_name: 'X', usr_email: other.email.toUpperCase(), usr_timezone: 'Mars/Olympus', usr_date_of_birth: '2030-01-01', usr_gender: 'self_describe' },
       headers,
     );
     expect(res.statusCode).toBe(422);
     expect(res.json.validation_errors).toEqual({
-      email: 'is already used by another account',
-      timezone: 'is not a known time zone',
-      date_of_birth: 'must not be in the future',
+      usr_email: 'is already used by another account',
+      usr_timezone: 'is not a known time zone',
+      usr_date_of_birth: 'must not be in the future',
       gender_self_describe: 'is required when describing yourself',
     });
   });
 
   it('422 for input outside the schema, and 403 for a read-only key', async () => {
     const { headers } = await t.keyHeaders();
-    const bad = await post('account_edit', { first_name: 'x'.repeat(33), email: 'ok@example.com', gender: 'other' }, headers);
+    const bad = await post('account_edit', { usr_first_name: 'x'.repeat(33), usr_email: 'ok@example.com', usr_gender: 'other' }, headers);
     expect(bad.statusCode).toBe(422);
-    expect(bad.json.validation_errors).toEqual({ first_name: 'must be at most 32 characters', gender: 'must be one of: female, male, non_binary, prefer_not_to_say, self_describe' });
+    expect(bad.json.validation_errors).toEqual({ usr_first_name: 'must be at most 32 characters', usr_gender: 'must be one of: female, male, non_binary, prefer_not_to_say, self_describe' });
     const ro = await t.keyHeaders({ permission: 1 });
-    expect((await post('account_edit', { first_name: 'x', email: 'ok@example.com' }, ro.headers)).statusCode).toBe(403);
+    expect((await post('account_edit', { usr_first_name: 'x', usr_email: 'ok@example.com' }, ro.headers)).statusCode).toBe(403);
   });
 });

@@ -98,7 +98,7 @@ describe('GET /actions (discovery)', () => {
       expect(Object.keys(data[name]).sort(), name).toEqual(['description', 'has_form', 'input', 'requires_session']);
     }
     expect(data.register).toMatchObject({ description: 'Register a user account', requires_session: false, has_form: true });
-    expect(data.register.input.email).toEqual({ type: 'email', required: true, max_length: 64 });
+    expect(data.register.input.usr_email).toEqual({ type: 'email', required: true, max_length: 64 });
     expect(data.password_reset_1).toMatchObject({ requires_session: false, has_form: true });
     expect(data.password_reset_2).toMatchObject({ requires_session: false, has_form: true });
     expect(data.password_set).toMatchObject({ requires_session: false, has_form: false });
@@ -382,11 +382,11 @@ describe('GET /form/{name}', () => {
         schema_version: 1,
         form: { name: 'register', submit_to: '/api/v1/action/register', submit_label: 'Create account' },
         fields: [
-          { type: 'text', name: 'first_name', label: 'First name', value: null, required: true, maxlength: 32 },
-          { type: 'text', name: 'last_name', label: 'Last name', value: null, required: true, maxlength: 32 },
-          { type: 'email', name: 'email', label: 'Email address', value: null, required: true, maxlength: 64 },
+          { type: 'text', name: 'usr_first_name', label: 'First name', value: null, required: true, maxlength: 32 },
+          { type: 'text', name: 'usr_last_name', label: 'Last name', value: null, maxlength: 32 },
+          { type: 'email', name: 'usr_email', label: 'Email address', value: null, required: true, maxlength: 64 },
           { type: 'password', name: 'password', label: 'Password', value: '', required: true, maxlength: 255, min: 8 },
-          { type: 'password', name: 'password_confirm', label: 'Confirm password', value: '', required: true, maxlength: 255 },
+          { type: 'password', name: 'password_confirm', label: 'Confirm password', value: '', maxlength: 255 },
           {
             type: 'checkbox',
             name: 'newsletter',
@@ -439,18 +439,18 @@ describe('GET /form/{name}', () => {
     expect(data.schema_version).toBe(1);
     expect(data.form).toEqual({ name: 'account_edit', submit_to: '/api/v1/action/account_edit', submit_label: 'Save profile' });
     const byName = Object.fromEntries(data.fields.map((f: { name: string }) => [f.name, f]));
-    expect(data.fields.map((f: { name: string }) => f.name)).toEqual(['first_name', 'last_name', 'nickname', 'email', 'timezone', 'date_of_birth', 'gender', 'gender_self_describe', 'bio']);
-    expect(byName.first_name).toEqual({ type: 'text', name: 'first_name', label: 'First name', value: 'Grace', required: true, maxlength: 32 });
-    expect(byName.last_name.value).toBe('Hopper');
-    expect(byName.nickname.value).toBe('Amazing Grace');
-    expect(byName.email.value).toBe(email);
-    expect(byName.timezone.value).toBe('America/New_York');
-    expect(byName.date_of_birth).toEqual({ type: 'date', name: 'date_of_birth', label: 'Date of birth', value: '1906-12-09' });
-    expect(byName.bio).toEqual({ type: 'textarea', name: 'bio', label: 'About you', value: 'COBOL', maxlength: 500 });
-    expect(byName.gender.value).toBe('self_describe');
+    expect(data.fields.map((f: { name: string }) => f.name)).toEqual(['usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_email', 'usr_timezone', 'usr_date_of_birth', 'usr_gender', 'gender_self_describe', 'usr_bio']);
+    expect(byName.usr_first_name).toEqual({ type: 'text', name: 'usr_first_name', label: 'First name', value: 'Grace', required: true, maxlength: 32 });
+    expect(byName.usr_last_name.value).toBe('Hopper');
+    expect(byName.usr_nickname.value).toBe('Amazing Grace');
+    expect(byName.usr_email.value).toBe(email);
+    expect(byName.usr_timezone.value).toBe('America/New_York');
+    expect(byName.usr_date_of_birth).toEqual({ type: 'date', name: 'usr_date_of_birth', label: 'Date of birth', value: '1906-12-09' });
+    expect(byName.usr_bio).toEqual({ type: 'textarea', name: 'usr_bio', label: 'About you', value: 'COBOL', maxlength: 500 });
+    expect(byName.usr_gender.value).toBe('self_describe');
     expect(byName.gender_self_describe.value).toBe('Rear admiral');
-    expect(byName.gender.options.map((o: { value: string }) => o.value)).toEqual(['female', 'male', 'non_binary', 'prefer_not_to_say', 'self_describe']);
-    expect(byName.gender.visibility_rules).toEqual({
+    expect(byName.usr_gender.options.map((o: { value: string }) => o.value)).toEqual(['female', 'male', 'non_binary', 'prefer_not_to_say', 'self_describe']);
+    expect(byName.usr_gender.visibility_rules).toEqual({
       female: { hide: ['gender_self_describe'] },
       male: { hide: ['gender_self_describe'] },
       non_binary: { hide: ['gender_self_describe'] },

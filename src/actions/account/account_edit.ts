@@ -44,49 +44,50 @@ export default defineAction({
   description: 'Update the profile fields of the signed-in user',
   mutates: true,
   input: {
-    first_name: { type: 'string', required: true, max_length: 32 },
-    last_name: { type: 'string', max_length: 32 },
-    nickname: { type: 'string', max_length: 32 },
-    email: { type: 'email', required: true, max_length: 64 },
-    timezone: { type: 'string', max_length: 32 },
-    bio: { type: 'text', max_length: 500 },
-    date_of_birth: { type: 'date' },
-    gender: { type: 'string', options: GENDERS },
+    usr_first_name: { type: 'string', required: true, max_length: 32 },
+    usr_last_name: { type: 'string', max_length: 32 },
+    usr_nickname: { type: 'string', max_length: 32 },
+    usr_email: { type: 'email', required: true, max_length: 64 },
+    usr_timezone: { type: 'string', max_length: 32 },
+    usr_bio: { type: 'text', max_length: 500 },
+    usr_date_of_birth: { type: 'date' },
+    usr_gender: { type: 'string', options: GENDERS },
+    // Not a column: the text stored in usr_gender when usr_gender is 'self_describe'.
     gender_self_describe: { type: 'string', max_length: 30 },
   },
   async run({ input, user, db, clock }) {
     const me = actingUser(user);
     const now = clock.now();
     const errors: Record<string, string> = {};
-    if (input.timezone && !TIMEZONES.has(input.timezone)) errors.timezone = 'is not a known time zone';
-    if (input.date_of_birth && input.date_of_birth > formatTimestamp(now).slice(0, 10)) errors.date_of_birth = 'must not be in the future';
-    if (input.gender === 'self_describe' && !input.gender_self_describe) errors.gender_self_describe = 'is required when describing yourself';
+    if (input.usr_timezone && !TIMEZONES.has(input.usr_timezone)) errors.usr_timezone = 'is not a known time zone';
+    if (input.usr_date_of_birth && input.usr_date_of_birth > formatTimestamp(now).slice(0, 10)) errors.usr_date_of_birth = 'must not be in the future';
+    if (input.usr_gender === 'self_describe' && !input.gender_self_describe) errors.gender_self_describe = 'is required when describing yourself';
     const current = await db.selectFrom('usr_users').select(['usr_email']).where('usr_user_id', '=', me.usr_user_id).executeTakeFirstOrThrow();
-    const emailChanged = input.email.toLowerCase() !== current.usr_email.toLowerCase();
+    const emailChanged = input.usr_email.toLowerCase() !== current.usr_email.toLowerCase();
     if (emailChanged) {
       const taken = await db
         .selectFrom('usr_users')
         .select('usr_user_id')
-        .where(sql<string>`lower(usr_email)`, '=', input.email.toLowerCase())
+        .where(sql<string>`lower(usr_email)`, '=', input.usr_email.toLowerCase())
         .where('usr_delete_time', 'is', null)
         .where('usr_user_id', '!=', me.usr_user_id)
         .executeTakeFirst();
-      if (taken) errors.email = 'is already used by another account';
+      if (taken) errors.usr_email = 'is already used by another account';
     }
     if (Object.keys(errors).length > 0) throw validationError(errors);
 
     const updated = await db
       .updateTable('usr_users')
       .set({
-        usr_first_name: input.first_name,
-        usr_last_name: input.last_name ?? null,
-        usr_nickname: input.nickname ?? null,
-        usr_email: input.email,
+        usr_first_name: input.usr_first_name,
+        usr_last_name: input.usr_last_name || null,
+        usr_nickname: input.usr_nickname || null,
+        usr_email: input.usr_email,
         ...(emailChanged ? { usr_email_is_verified: false, usr_email_is_verified_time: null } : {}),
-        ...(input.timezone ? { usr_timezone: input.timezone } : {}),
-        usr_bio: input.bio ?? null,
-        usr_date_of_birth: input.date_of_birth ?? null,
-        usr_gender: input.gender === 'self_describe' ? (input.gender_self_describe ?? null) : (input.gender ?? null),
+        ...(input.usr_timezone ? { usr_timezone: input.usr_timezone } : {}),
+        usr_bio: input.usr_bio || null,
+        usr_date_of_birth: input.usr_date_of_birth ?? null,
+        usr_gender: input.usr_gender === 'self_describe' ? (input.gender_self_describe ?? null) : (input.usr_gender ?? null),
         usr_update_time: now,
       })
       .where('usr_user_id', '=', me.usr_user_id)
@@ -100,20 +101,20 @@ export default defineAction({
     return {
       submit_label: 'Save profile',
       fields: [
-        field.text('first_name', 'First name', { value: p.first_name ?? '', required: true, maxlength: 32 }),
-        field.text('last_name', 'Last name', { value: p.last_name ?? '', maxlength: 32 }),
-        field.text('nickname', 'Display name', { value: p.nickname ?? '', maxlength: 32 }),
-        field.email('email', 'Email address', { value: p.email ?? '', required: true, maxlength: 64 }),
-        field.text('timezone', 'Time zone', { value: p.timezone ?? 'UTC', maxlength: 32 }),
-        field.date('date_of_birth', 'Date of birth', { value: p.date_of_birth ?? null }),
-        field.drop('gender', 'Gender', genderOptions, {
+        field.text('usr_first_name', 'First name', { value: p.first_name ?? '', required: true, maxlength: 32 }),
+        field.text('usr_last_name', 'Last name', { value: p.last_name ?? '', maxlength: 32 }),
+        field.text('usr_nickname', 'Display name', { value: p.nickname ?? '', maxlength: 32 }),
+        field.email('usr_email', 'Email address', { value: p.email ?? '', required: true, maxlength: 64 }),
+        field.text('usr_timezone', 'Time zone', { value: p.timezone ?? 'UTC', maxlength: 32 }),
+        field.date('usr_date_of_birth', 'Date of birth', { value: p.date_of_birth ?? null }),
+        field.drop('usr_gender', 'Gender', genderOptions, {
           value: p.gender,
           visibility_rules: Object.fromEntries(
             GENDERS.map((g) => [g, g === 'self_describe' ? { show: ['gender_self_describe'] } : { hide: ['gender_self_describe'] }]),
           ),
         }),
         field.text('gender_self_describe', 'Your description', { value: p.gender_self_describe ?? '', maxlength: 30 }),
-        field.textarea('bio', 'About you', { value: p.bio ?? '', maxlength: 500 }),
+        field.textarea('usr_bio', 'About you', { value: p.bio ?? '', maxlength: 500 }),
       ],
     };
   },

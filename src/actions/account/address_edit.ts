@@ -19,7 +19,7 @@ function exportAddress(a: Selectable<UsersAddrsTable>) {
 }
 
 /**
- * Edits one of the user's addresses: the one named by address_id, else the default one, created when the
+ * Edits one of the user's addresses: the one named by usa_users_addr_id, else the default one, created when the
  * user has none. Making an address the default clears the flag on the others.
  */
 export default defineAction({
@@ -27,32 +27,32 @@ export default defineAction({
   description: 'Update an address of the signed-in user',
   mutates: true,
   input: {
-    address_id: { type: 'int', min: 1 },
-    address1: { type: 'string', required: true, max_length: 128 },
-    address2: { type: 'string', max_length: 64 },
-    city: { type: 'string', required: true, max_length: 64 },
-    state: { type: 'string', max_length: 32 },
-    zip: { type: 'string', max_length: 10 },
-    country_code_id: { type: 'int', min: 1, max: 32767 },
-    is_default: { type: 'bool' },
+    usa_users_addr_id: { type: 'int', min: 1 },
+    usa_address1: { type: 'string', required: true, max_length: 128 },
+    usa_address2: { type: 'string', max_length: 64 },
+    usa_city: { type: 'string', required: true, max_length: 64 },
+    usa_state: { type: 'string', max_length: 32 },
+    usa_zip_code_id: { type: 'string', max_length: 10 },
+    usa_cco_country_code_id: { type: 'int', min: 1, max: 32767 },
+    usa_is_default: { type: 'bool' },
   },
   async run({ input, user, db: baseDb, clock }) {
     const me = actingUser(user);
     const db = contactDb(baseDb);
     const now = clock.now();
     const mine = db.selectFrom('usa_users_addrs').selectAll().where('usa_usr_user_id', '=', me.usr_user_id).where('usa_delete_time', 'is', null);
-    const existing = input.address_id
-      ? await mine.where('usa_users_addr_id', '=', input.address_id).executeTakeFirst()
+    const existing = input.usa_users_addr_id
+      ? await mine.where('usa_users_addr_id', '=', input.usa_users_addr_id).executeTakeFirst()
       : await mine.orderBy('usa_is_default', (ob) => ob.desc().nullsLast()).orderBy('usa_users_addr_id').executeTakeFirst();
-    if (input.address_id && !existing) throw businessError('No such address on this account', { reason: 'address_not_found' });
-    const isDefault = input.is_default ?? (existing ? existing.usa_is_default === true : true);
+    if (input.usa_users_addr_id && !existing) throw businessError('No such address on this account', { reason: 'address_not_found' });
+    const isDefault = input.usa_is_default ?? (existing ? existing.usa_is_default === true : true);
     const values = {
-      usa_address1: input.address1,
-      usa_address2: input.address2 ?? null,
-      usa_city: input.city,
-      usa_state: input.state ?? null,
-      usa_zip_code_id: input.zip ?? null,
-      usa_cco_country_code_id: input.country_code_id ?? existing?.usa_cco_country_code_id ?? null,
+      usa_address1: input.usa_address1,
+      usa_address2: input.usa_address2 || null,
+      usa_city: input.usa_city,
+      usa_state: input.usa_state || null,
+      usa_zip_code_id: input.usa_zip_code_id || null,
+      usa_cco_country_code_id: input.usa_cco_country_code_id ?? existing?.usa_cco_country_code_id ?? null,
       usa_is_default: isDefault,
       usa_update_time: now,
     };
@@ -84,13 +84,13 @@ export default defineAction({
     return {
       submit_label: 'Save address',
       fields: [
-        field.hidden('address_id', a?.usa_users_addr_id ?? null),
-        field.text('address1', 'Address', { value: a?.usa_address1 ?? '', required: true, maxlength: 128 }),
-        field.text('address2', 'Address line 2', { value: a?.usa_address2 ?? '', maxlength: 64 }),
-        field.text('city', 'City', { value: a?.usa_city ?? '', required: true, maxlength: 64 }),
-        field.text('state', 'State or region', { value: a?.usa_state ?? '', maxlength: 32 }),
-        field.text('zip', 'Postal code', { value: a?.usa_zip_code_id ?? '', maxlength: 10 }),
-        field.checkbox('is_default', 'Use as my main address', { value: a ? a.usa_is_default === true : true }),
+        field.hidden('usa_users_addr_id', a?.usa_users_addr_id ?? null),
+        field.text('usa_address1', 'Address', { value: a?.usa_address1 ?? '', required: true, maxlength: 128 }),
+        field.text('usa_address2', 'Address line 2', { value: a?.usa_address2 ?? '', maxlength: 64 }),
+        field.text('usa_city', 'City', { value: a?.usa_city ?? '', required: true, maxlength: 64 }),
+        field.text('usa_state', 'State or region', { value: a?.usa_state ?? '', maxlength: 32 }),
+        field.text('usa_zip_code_id', 'Postal code', { value: a?.usa_zip_code_id ?? '', maxlength: 10 }),
+        field.checkbox('usa_is_default', 'Use as my main address', { value: a ? a.usa_is_default === true : true }),
       ],
     };
   },

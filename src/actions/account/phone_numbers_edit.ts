@@ -19,8 +19,8 @@ function exportPhone(p: Selectable<PhoneNumbersTable>) {
 }
 
 /**
- * Adds a phone number (no phone_number_id), or changes or removes (remove: true) the one named by
- * phone_number_id. The first number becomes the default. The default number is mirrored in usr_phn_phone_number_id. A changed
+ * Adds a phone number (no phn_phone_number_id), or changes or removes (remove: true) the one named by
+ * phn_phone_number_id. The first number becomes the default. The default number is mirrored in usr_phn_phone_number_id. A changed
  * number is no longer verified.
  */
 export default defineAction({
@@ -28,11 +28,11 @@ export default defineAction({
   description: 'Update the phone numbers of the signed-in user',
   mutates: true,
   input: {
-    phone_number_id: { type: 'int', min: 1 },
-    phone_number: { type: 'string', max_length: 30 },
-    country_code_id: { type: 'int', min: 1, max: 2147483647 },
-    is_private: { type: 'bool' },
-    is_default: { type: 'bool' },
+    phn_phone_number_id: { type: 'int', min: 1 },
+    phn_phone_number: { type: 'string', max_length: 30 },
+    phn_cco_country_code_id: { type: 'int', min: 1, max: 2147483647 },
+    phn_is_private: { type: 'bool' },
+    phn_is_default: { type: 'bool' },
     remove: { type: 'bool' },
   },
   async run({ input, user, db: baseDb, clock }) {
@@ -40,26 +40,26 @@ export default defineAction({
     const db = contactDb(baseDb);
     const now = clock.now();
     const mine = db.selectFrom('phn_phone_numbers').selectAll().where('phn_usr_user_id', '=', me.usr_user_id).where('phn_delete_time', 'is', null);
-    const existing = input.phone_number_id ? await mine.where('phn_phone_number_id', '=', input.phone_number_id).executeTakeFirst() : undefined;
-    if (input.phone_number_id && !existing) throw businessError('No such phone number on this account', { reason: 'phone_number_not_found' });
+    const existing = input.phn_phone_number_id ? await mine.where('phn_phone_number_id', '=', input.phn_phone_number_id).executeTakeFirst() : undefined;
+    if (input.phn_phone_number_id && !existing) throw businessError('No such phone number on this account', { reason: 'phone_number_not_found' });
 
     if (input.remove) {
-      if (!existing) throw validationError({ phone_number_id: 'is required to remove a number' });
+      if (!existing) throw validationError({ phn_phone_number_id: 'is required to remove a number' });
       await db.updateTable('phn_phone_numbers').set({ phn_delete_time: now, phn_is_default: false, phn_update_time: now }).where('phn_phone_number_id', '=', existing.phn_phone_number_id).execute();
       await db.updateTable('usr_users').set({ usr_phn_phone_number_id: null }).where('usr_user_id', '=', me.usr_user_id).where('usr_phn_phone_number_id', '=', existing.phn_phone_number_id).execute();
       const left = await mine.orderBy('phn_phone_number_id').execute();
       return { data: { removed: existing.phn_phone_number_id, phone_numbers: left.map(exportPhone) }, message: 'The phone number has been removed.' };
     }
 
-    const number = input.phone_number ?? existing?.phn_phone_number;
-    if (!number) throw validationError({ phone_number: 'is required' });
-    if (!PHONE_RE.test(number) || number.replace(/\D/g, '').length < 5) throw validationError({ phone_number: 'must be a phone number' });
+    const number = input.phn_phone_number ?? existing?.phn_phone_number;
+    if (!number) throw validationError({ phn_phone_number: 'is required' });
+    if (!PHONE_RE.test(number) || number.replace(/\D/g, '').length < 5) throw validationError({ phn_phone_number: 'must be a phone number' });
     const hasDefault = (await mine.where('phn_is_default', '=', true).executeTakeFirst()) !== undefined;
-    const isDefault = input.is_default ?? (existing ? existing.phn_is_default === true : !hasDefault);
+    const isDefault = input.phn_is_default ?? (existing ? existing.phn_is_default === true : !hasDefault);
     const values = {
       phn_phone_number: number,
-      phn_cco_country_code_id: input.country_code_id ?? existing?.phn_cco_country_code_id ?? 1,
-      phn_is_private: input.is_private ?? existing?.phn_is_private ?? false,
+      phn_cco_country_code_id: input.phn_cco_country_code_id ?? existing?.phn_cco_country_code_id ?? 1,
+      phn_is_private: input.phn_is_private ?? existing?.phn_is_private ?? false,
       phn_is_verified: existing?.phn_phone_number === number ? existing.phn_is_verified === true : false,
       phn_is_default: isDefault,
       phn_update_time: now,

@@ -13,23 +13,24 @@ export default defineAction({
   requires_session: false,
   mutates: true,
   input: {
-    first_name: { type: 'string', required: true, max_length: 32 },
-    last_name: { type: 'string', required: true, max_length: 32 },
-    email: { type: 'email', required: true, max_length: 64 },
+    usr_first_name: { type: 'string', required: true, max_length: 32 },
+    usr_last_name: { type: 'string', max_length: 32 },
+    usr_email: { type: 'email', required: true, max_length: 64 },
     password: newPasswordField,
-    password_confirm: { type: 'password', required: true, max_length: 255 },
+    // Optional: a client that asks twice sends it, and then it must match.
+    password_confirm: { type: 'password', max_length: 255 },
     newsletter: { type: 'bool' },
     contact_preferences: { type: 'array', items: { type: 'string', options: CONTACT_CHANNELS }, max: CONTACT_CHANNELS.length },
   },
   async run({ input, db, clock, ip, mail, settings }) {
-    if (input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
+    if (input.password_confirm != null && input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
     const now = clock.now();
     let userId: number;
     try {
-      userId = await createUser(db, { email: input.email, password: input.password, firstName: input.first_name, lastName: input.last_name, now });
+      userId = await createUser(db, { email: input.usr_email, password: input.password, firstName: input.usr_first_name, lastName: input.usr_last_name || null, now });
     } catch (e) {
       const taken = (e instanceof UserInputError && e.field === 'email') || (e as { code?: string }).code === UNIQUE_VIOLATION;
-      if (taken) throw validationError({ email: 'is already registered' });
+      if (taken) throw validationError({ usr_email: 'is already registered' });
       throw e;
     }
     const channels = input.newsletter ? (input.contact_preferences ?? ['email']) : [];
@@ -43,21 +44,21 @@ export default defineAction({
       .where('usr_user_id', '=', userId)
       .execute();
     mail({
-      to: input.email,
+      to: input.usr_email,
       subject: `Welcome to ${settings.string('site_name')}`,
-      text: `Hello ${input.first_name},\n\nyour account has been created. You can sign in with this email address.\n`,
+      text: `Hello ${input.usr_first_name},\n\nyour account has been created. You can sign in with this email address.\n`,
       template: 'welcome',
     });
-    return { data: { user_id: userId, email: input.email }, message: 'Your account has been created.', redirect: '/login' };
+    return { data: { user_id: userId, email: input.usr_email }, message: 'Your account has been created.', redirect: '/login' };
   },
   form: () => ({
     submit_label: 'Create account',
     fields: [
-      field.text('first_name', 'First name', { required: true, maxlength: 32 }),
-      field.text('last_name', 'Last name', { required: true, maxlength: 32 }),
-      field.email('email', 'Email address', { required: true, maxlength: 64 }),
+      field.text('usr_first_name', 'First name', { required: true, maxlength: 32 }),
+      field.text('usr_last_name', 'Last name', { maxlength: 32 }),
+      field.email('usr_email', 'Email address', { required: true, maxlength: 64 }),
       field.password('password', 'Password', { required: true, maxlength: 255, min: newPasswordField.min }),
-      field.password('password_confirm', 'Confirm password', { required: true, maxlength: 255 }),
+      field.password('password_confirm', 'Confirm password', { maxlength: 255 }),
       field.checkbox('newsletter', 'Keep me informed', {
         value: false,
         visibility_rules: { checked: { show: ['contact_preferences'] }, unchecked: { hide: ['contact_preferences'] } },
