@@ -1,10 +1,12 @@
 import accountEdit from './account/account_edit.js';
+import addressEdit from './account/address_edit.js';
 import changePasswordRequired from './account/change_password_required.js';
 import contactPreferences from './account/contact_preferences.js';
 import passwordEdit from './account/password_edit.js';
 import passwordReset1 from './account/password_reset_1.js';
 import passwordReset2 from './account/password_reset_2.js';
 import passwordSet from './account/password_set.js';
+import phoneNumbersEdit from './account/phone_numbers_edit.js';
 import register from './account/register.js';
 import type { Action } from './define.js';
 import mailboxPing from './plugins/mailbox/ping.js';
@@ -20,6 +22,8 @@ export const coreActions: Action[] = [
   changePasswordRequired,
   contactPreferences,
   accountEdit,
+  addressEdit,
+  phoneNumbersEdit,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */

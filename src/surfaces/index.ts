@@ -4,6 +4,7 @@ import { actionsSurface } from './actions/index.js';
 import { appSurface } from './app/navigation.js';
 import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
+import { crudSurface } from './crud/routes.js';
 import { formsSurface } from './forms/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
@@ -13,4 +14,6 @@ export async function registerSurfaces(api: FastifyInstance, services: Services)
   await appSurface(api, services);
   await actionsSurface(api, services);
   await formsSurface(api, services);
+  // Parametric /:className routes: every static surface route above wins over them.
+  await crudSurface(api, services);
 }

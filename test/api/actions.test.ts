@@ -94,7 +94,7 @@ describe('GET /actions (discovery)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json.api_version).toBe('1.0');
     const data = res.json.data;
-    for (const name of ['register', 'password_reset_1', 'password_reset_2', 'password_set', 'password_edit', 'change_password_required', 'contact_preferences', 'account_edit']) {
+    for (const name of ['register', 'password_reset_1', 'password_reset_2', 'password_set', 'password_edit', 'change_password_required', 'contact_preferences', 'account_edit', 'address_edit', 'phone_numbers_edit']) {
       expect(Object.keys(data[name]).sort(), name).toEqual(['description', 'has_form', 'input', 'requires_session']);
     }
     expect(data.register).toMatchObject({ description: 'Register a user account', requires_session: false, has_form: true });
@@ -104,6 +104,8 @@ describe('GET /actions (discovery)', () => {
     expect(data.password_set).toMatchObject({ requires_session: false, has_form: false });
     expect(data.password_edit).toMatchObject({ requires_session: true, has_form: false });
     expect(data.account_edit).toMatchObject({ requires_session: true, has_form: true });
+    expect(data.address_edit).toMatchObject({ requires_session: true, has_form: true });
+    expect(data.phone_numbers_edit).toMatchObject({ requires_session: true, has_form: false });
     expect(data.test_echo.input).toEqual({ n: { type: 'int', required: true }, flag: { type: 'bool' }, tags: { type: 'array', items: { type: 'string' } } });
     expect(data.test_drive).toBeUndefined();
     expect(data.legacy_logic).toBeUndefined();

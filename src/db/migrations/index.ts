@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as coreModels from './0002_core_models.js';
 import * as actions from './0004_actions.js';
 import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
@@ -7,6 +8,7 @@ import * as appLinks from './0007_app_links.js';
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_core_models': coreModels,
   '0004_actions': actions,
   '0006_web_sessions': webSessions,
   '0007_app_links': appLinks,
