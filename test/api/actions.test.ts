@@ -497,3 +497,33 @@ describe('GET /form/{name}', () => {
     expect(res.json).toEqual({ api_version: '1.0', errortype: 'ActionError', error: "Form for 'test_bad_form' could not be serialized (form.fields[0].value)", data: {} });
   });
 });
+
+describe('form builders see no secrets', () => {
+  it('hands the builder the acting user without password hashes, tokens or second-factor secrets', async () => {
+    let seen: Record<string, unknown> | null = null;
+    actionRegistry.register(
+      defineAction({
+        name: 'test_spy_form',
+        description: 'Records what its form builder receives',
+        mutates: false,
+        async run() {
+          return { data: {} };
+        },
+        form: ({ user }) => {
+          seen = user;
+          return { submit_label: 'Go', fields: [] };
+        },
+      }),
+    );
+    try {
+      const { headers, userId } = await t.keyHeaders();
+      const res = await t.request({ method: 'GET', url: '/api/v1/form/test_spy_form', headers });
+      expect(res.statusCode).toBe(200);
+      expect(seen).toMatchObject({ usr_user_id: userId });
+      const keys = Object.keys(seen!);
+      for (const secret of ['usr_password', 'usr_authhash', 'usr_totp_secret', 'usr_remember_tokens', 'usr_totp_hmac_key']) expect(keys).not.toContain(secret);
+    } finally {
+      actionRegistry.unregister('test_spy_form');
+    }
+  });
+});

@@ -13,6 +13,7 @@ const GENDER_LABELS: Record<(typeof GENDERS)[number], string> = {
   prefer_not_to_say: 'Prefer not to say',
   self_describe: 'Let me describe myself',
 };
+const UNIQUE_VIOLATION = '23505';
 const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
 
 /** A stored usr_gender that is not one of the options is a self description. */
@@ -76,6 +77,7 @@ export default defineAction({
     }
     if (Object.keys(errors).length > 0) throw validationError(errors);
 
+    // The check above can race another account taking the address; the unique index has the last word.
     const updated = await db
       .updateTable('usr_users')
       .set({
@@ -92,7 +94,11 @@ export default defineAction({
       })
       .where('usr_user_id', '=', me.usr_user_id)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirstOrThrow()
+      .catch((e: unknown) => {
+        if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw validationError({ usr_email: 'is already used by another account' });
+        throw e;
+      });
     return { data: { user: profile(updated) }, message: 'Your profile has been saved.' };
   },
   form: ({ user }) => {

@@ -9,6 +9,8 @@ import type { Services } from '../../services.js';
 import { admit, findAction, queryOf, requireSetting, wrongMethod } from '../actions/shared.js';
 
 const NOT_GET = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** Columns a form builder never sees: password hashes, tokens, second-factor secrets. */
+const SECRET_COLUMN = /(_password|_secret|_key|_token|_tokens|_hash|_authhash)$|^usr_totp_/i;
 export const FORM_SCHEMA_VERSION = 1;
 
 /** GET /form/{name}: the action's form definition, prefilled for the acting user on sessioned forms. */
@@ -22,7 +24,7 @@ async function serveForm(services: Services, request: FastifyRequest, name: stri
   let user: FormUser | null = null;
   if (decision?.principal.user) {
     const row = await db.selectFrom('usr_users').selectAll().where('usr_user_id', '=', decision.principal.user.usr_user_id).executeTakeFirst();
-    if (row) user = row as unknown as FormUser;
+    if (row) user = Object.fromEntries(Object.entries(row).filter(([k]) => !SECRET_COLUMN.test(k))) as FormUser;
   }
   const built = await action.form({ name, user, query: queryOf(request), db, clock, settings });
   const bad = nonSerializablePath(built);
