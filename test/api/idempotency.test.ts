@@ -286,9 +286,8 @@ describe('purge task', () => {
     const young = freshKey();
     await post('idem_counter', { amount: 1 }, young);
     t.clock.advance(5 * 3_600_000);
-    // The task as registered with the scheduler (run directly: the scheduler's lock wrapper is tested on its own).
-    const task = t.services.scheduler.find('purge_idempotency_keys')!;
-    expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ deleted: 1, retention_hours: 24 });
+    const [outcome] = await t.services.scheduler.runNow('purge_idempotency_keys');
+    expect(outcome).toEqual({ task: 'purge_idempotency_keys', result: { deleted: 1, retention_hours: 24 } });
     expect((await records()).map((r) => r.aik_key_hash)).toEqual([sha256Hex(young)]);
     // The purged key is unseen again.
     const rerun = await post('idem_counter', { amount: 1 }, old);
