@@ -186,6 +186,9 @@ describe('POST /action/{name}: the action error table', () => {
     }
     const plugin = await t.request({ method: 'GET', url: '/api/v1/action/mailbox/ping' });
     expect(plugin.statusCode).toBe(405);
+    const discovery = await t.request({ method: 'POST', url: '/api/v1/actions' });
+    expect(discovery.statusCode).toBe(405);
+    expect(discovery.json.errortype).toBe('ActionError');
   });
 
   it('403 ActionError naming the setting while requires_setting is falsy, answered before authentication', async () => {

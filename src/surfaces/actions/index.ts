@@ -36,5 +36,6 @@ export async function actionsSurface(api: FastifyInstance, services: Services): 
     for (const url of ['/action/:name', '/action/:plugin/:action']) {
       scope.route({ method: [...NOT_POST], url, config, handler: wrongMethod('POST') });
     }
+    scope.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: '/actions', config: { feature: 'actions', auth: 'none' }, handler: wrongMethod('GET') });
   });
 }
