@@ -7,7 +7,8 @@ export class MigrationError extends Error {}
 
 /** Applies pending migrations; returns the names applied by this call. */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  // Branches add migrations in parallel; one numbered below an applied one must still apply.
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

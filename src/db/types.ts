@@ -32,6 +32,14 @@ export interface UsersTable {
   usr_force_password_change: Generated<boolean>;
   usr_nickname: Nullable<string>;
   usr_lastlogin_time: Nullable<Timestamp>;
+  usr_contact_preferences: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_contact_preference_last_changed: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  usr_bio: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_date_of_birth: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_gender: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_signup_ip: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_phn_phone_number_id: ColumnType<number | null, number | null | undefined, number | null>;
+  usr_email_is_verified_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   usr_create_time: GeneratedTimestamp;
   usr_update_time: GeneratedTimestamp;
   usr_delete_time: Nullable<Timestamp>;
@@ -88,6 +96,43 @@ export interface PluginsTable {
   plg_update_time: GeneratedTimestamp;
 }
 
+export type IdempotencyState = 'executing' | 'stored';
+
+export interface ApiIdempotencyKeysTable {
+  aik_api_idempotency_key_id: Generated<number>;
+  aik_scope: string;
+  aik_key_hash: string;
+  aik_fingerprint: string;
+  aik_action: string;
+  aik_state: IdempotencyState;
+  aik_status: Nullable<number>;
+  aik_body: Nullable<string>;
+  aik_create_time: GeneratedTimestamp;
+  aik_update_time: GeneratedTimestamp;
+}
+
+export type ActivationCodePurpose = 'password_reset' | 'activation';
+
+export interface ActivationCodesTable {
+  act_activation_code_id: Generated<number>;
+  act_usr_user_id: number;
+  act_purpose: ActivationCodePurpose;
+  act_code_hash: string;
+  act_expires_time: Timestamp;
+  act_used_time: Nullable<Timestamp>;
+  act_create_time: GeneratedTimestamp;
+}
+
+export interface MailOutboxTable {
+  mob_mail_outbox_id: Generated<number>;
+  mob_to: string;
+  mob_from: string;
+  mob_subject: string;
+  mob_text: string;
+  mob_template: Nullable<string>;
+  mob_create_time: GeneratedTimestamp;
+}
+
 export interface WebSessionsTable {
   wss_web_session_id: Generated<number>;
   wss_id_hash: string;
@@ -139,6 +184,9 @@ export interface DB {
   rql_request_logs: RequestLogsTable;
   tsk_task_runs: TaskRunsTable;
   plg_plugins: PluginsTable;
+  aik_api_idempotency_keys: ApiIdempotencyKeysTable;
+  act_activation_codes: ActivationCodesTable;
+  mob_mail_outbox: MailOutboxTable;
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;
   dvl_device_links: DeviceLinksTable;

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
+import { actionsSurface } from './actions/index.js';
 import { appSurface } from './app/navigation.js';
 import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
 import { crudSurface } from './crud/routes.js';
 import { managementSurface } from './management/index.js';
+import { formsSurface } from './forms/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
@@ -12,6 +14,8 @@ export async function registerSurfaces(api: FastifyInstance, services: Services)
   await appLinksSurface(api, services);
   await appSurface(api, services);
   await managementSurface(api, services);
+  await actionsSurface(api, services);
+  await formsSurface(api, services);
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

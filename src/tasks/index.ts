@@ -1,5 +1,6 @@
 import type { Settings } from '../settings/store.js';
 import type { WebSessions } from '../web/sessions.js';
+import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
 import type { TaskDefinition } from './scheduler.js';
 
@@ -13,5 +14,6 @@ export function allTasks(services: { settings: Settings; webSessions: WebSession
       intervalSeconds: 3600,
       run: async ({ db }) => ({ deleted: await services.webSessions.purge(db) }),
     },
+    purgeIdempotencyKeysTask(services.settings),
   ];
 }

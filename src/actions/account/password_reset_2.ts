@@ -1,0 +1,37 @@
+import { validationError, businessError } from '../../http/errors.js';
+import { defineAction } from '../define.js';
+import { field } from '../form.js';
+import { consumeCode, retireCodes } from './codes.js';
+import { changePassword, newPasswordField } from './password.js';
+
+export default defineAction({
+  name: 'password_reset_2',
+  description: 'Set a new password with a reset code',
+  requires_session: false,
+  mutates: true,
+  input: {
+    act_code: { type: 'string', required: true, max_length: 128 },
+    password: newPasswordField,
+    password_confirm: { type: 'password', required: true, max_length: 255 },
+  },
+  async run({ input, db, clock, recordFailedAuth }) {
+    if (input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
+    const now = clock.now();
+    const userId = await consumeCode(db, input.act_code, 'password_reset', now);
+    if (userId === null) {
+      await recordFailedAuth();
+      throw businessError('This reset code is invalid, already used or expired', { reason: 'invalid_code' });
+    }
+    await retireCodes(db, userId, 'password_reset', now);
+    const revoked = await changePassword(db, userId, input.password, now);
+    return { data: { session_keys_revoked: revoked }, message: 'Your password has been changed. Please sign in.', redirect: '/login' };
+  },
+  form: ({ query }) => ({
+    submit_label: 'Set new password',
+    fields: [
+      field.hidden('act_code', query.act_code ?? ''),
+      field.password('password', 'New password', { required: true, maxlength: 255, min: newPasswordField.min }),
+      field.password('password_confirm', 'Confirm new password', { required: true, maxlength: 255 }),
+    ],
+  }),
+});

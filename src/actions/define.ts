@@ -1,0 +1,116 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+import type { Principal, PrincipalUser } from '../http/auth/principal.js';
+import type { Clock } from '../lib/clock.js';
+import type { Settings } from '../settings/store.js';
+import type { AuthContract } from './auth-contract.js';
+import type { FormDefinition } from './form.js';
+import type { InputOf, InputSchema } from './input.js';
+import type { MailMessage } from './mailer.js';
+
+/** A file sent as multipart attachments[] to an action that accepts files. */
+export interface Attachment {
+  filename: string;
+  mimetype: string;
+  data: Buffer;
+}
+
+/** Everything an action's logic may use. Writes go through `db`, which is the request's transaction. */
+export interface ActionContext<I = Record<string, unknown>> {
+  name: string;
+  /** Coerced, validated input; undeclared fields pass through as sent. */
+  input: I;
+  /** The acting user: the key's user for sessioned actions, null for sessionless ones and guests. */
+  user: PrincipalUser | null;
+  principal: Principal | null;
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+  /** Queues a message; it is sent only after the action's transaction commits. */
+  mail(message: MailMessage): void;
+  attachments: Attachment[];
+  query: Record<string, string>;
+  ip: string;
+  /**
+   * The website session's data for browser and guest principals (null for API keys and sessionless
+   * calls). Changes persist only when the action's auth block declares session_write.
+   */
+  session: Record<string, unknown> | null;
+  /** Counts a failed secret check (a wrong reset code, a wrong password) toward the failed-auth limit. */
+  recordFailedAuth(): Promise<void>;
+}
+
+export interface ActionResult {
+  data: Record<string, unknown> | unknown[];
+  message?: string;
+  /** Where the web flow would have redirected; informational. */
+  redirect?: string;
+}
+
+/** The acting user's full row, as a form builder prefills from it. */
+export type FormUser = Record<string, unknown> & { usr_user_id: number };
+
+export interface FormContext {
+  name: string;
+  user: FormUser | null;
+  query: Record<string, string>;
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+}
+
+export type FormBuilder = (ctx: FormContext) => FormDefinition | Promise<FormDefinition>;
+
+/** An action module: its descriptor (what GET /actions publishes), its logic and optional form builder. */
+export interface ActionDefinition<S extends InputSchema | null = InputSchema | null> {
+  /** Core actions by name; plugin actions as '{plugin}/{action}'. */
+  name: string;
+  description: string;
+  /** Default true: run as the key's user. False: dispatched without key headers. */
+  requires_session?: boolean;
+  /** A setting name; while it is falsy the action answers 403 and discovery omits it. */
+  requires_setting?: string;
+  mutates: boolean;
+  input?: S;
+  auth?: AuthContract;
+  /** Accepts multipart/form-data with attachments[]. */
+  accepts_files?: boolean;
+  run(ctx: ActionContext<InputOf<S>>): Promise<ActionResult>;
+  form?: FormBuilder;
+}
+
+/** The published part of a definition. */
+export interface ActionDescriptor {
+  description: string;
+  requires_session: boolean;
+  requires_setting: string | null;
+  mutates: boolean;
+  input: InputSchema | null;
+  auth: AuthContract;
+  accepts_files: boolean;
+}
+
+export interface Action {
+  name: string;
+  descriptor: ActionDescriptor;
+  run(ctx: ActionContext): Promise<ActionResult>;
+  form: FormBuilder | null;
+}
+
+/** Declares an action: descriptor plus logic (plus form builder) in one value; the registry validates it. */
+export function defineAction<const S extends InputSchema | null = null>(def: ActionDefinition<S>): Action {
+  return {
+    name: def.name,
+    descriptor: {
+      description: def.description,
+      requires_session: def.requires_session ?? def.auth?.requires_session ?? true,
+      requires_setting: def.requires_setting ?? null,
+      mutates: def.mutates,
+      input: def.input ?? null,
+      auth: { ...def.auth, requires_session: def.requires_session ?? def.auth?.requires_session ?? true },
+      accepts_files: def.accepts_files ?? false,
+    },
+    run: def.run as (ctx: ActionContext) => Promise<ActionResult>,
+    form: def.form ?? null,
+  };
+}

@@ -1,0 +1,33 @@
+import accountEdit from './account/account_edit.js';
+import addressEdit from './account/address_edit.js';
+import changePasswordRequired from './account/change_password_required.js';
+import contactPreferences from './account/contact_preferences.js';
+import passwordEdit from './account/password_edit.js';
+import passwordReset1 from './account/password_reset_1.js';
+import passwordReset2 from './account/password_reset_2.js';
+import passwordSet from './account/password_set.js';
+import phoneNumbersEdit from './account/phone_numbers_edit.js';
+import register from './account/register.js';
+import type { Action } from './define.js';
+import mailboxPing from './plugins/mailbox/ping.js';
+import { ActionRegistry } from './registry.js';
+
+/** Core actions, by name. A new action is one file and one line here. */
+export const coreActions: Action[] = [
+  register,
+  passwordReset1,
+  passwordReset2,
+  passwordSet,
+  passwordEdit,
+  changePasswordRequired,
+  contactPreferences,
+  accountEdit,
+  addressEdit,
+  phoneNumbersEdit,
+];
+
+/** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */
+export const pluginActions: Action[] = [mailboxPing];
+
+/** The one registry. Building it validates every descriptor, so a contradiction stops the process at start. */
+export const actionRegistry = new ActionRegistry([...coreActions, ...pluginActions]);
