@@ -9,11 +9,15 @@ import passwordSet from './account/password_set.js';
 import phoneNumbersEdit from './account/phone_numbers_edit.js';
 import register from './account/register.js';
 import type { Action } from './define.js';
+import cart from './store/cart.js';
+import cartClear from './store/cart_clear.js';
 import mailboxPing from './plugins/mailbox/ping.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
 export const coreActions: Action[] = [
+  cart,
+  cartClear,
   register,
   passwordReset1,
   passwordReset2,

@@ -12,9 +12,10 @@ import { appLinkPages } from './pages/app-links.js';
 import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
 import { appSessionsPage } from './pages/app-sessions.js';
+import { cartPage } from './pages/cart.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8' };
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -45,4 +46,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   apiKeysAdminPage(web, services);
   subscriptionSettingsPage(web, services);
   appSessionsPage(web, services);
+  cartPage(web, services);
 }
