@@ -14,12 +14,15 @@ import { Scheduler } from './tasks/scheduler.js';
 import { allTasks } from './tasks/index.js';
 import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
+import { WebSessions } from './web/sessions.js';
 
 export interface RateLimitBuckets {
   /** Every API request, per IP, before authentication. */
   general: RateLimitBucket;
   /** Failed authentication attempts, per IP. */
   failedAuth: RateLimitBucket;
+  /** Signed-in browser-session requests, per user, after authentication. */
+  browserSession: RateLimitBucket;
 }
 
 /** Everything a request or a command needs, built once per process (or per test app). */
@@ -30,6 +33,7 @@ export interface Services {
   clock: Clock;
   settings: Settings;
   plugins: Plugins;
+  webSessions: WebSessions;
   rateLimitStore: RateLimitStore;
   buckets: RateLimitBuckets;
   requestLog: RequestLog;
@@ -69,9 +73,11 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const buckets: RateLimitBuckets = {
     general: new RateLimitBucket('general', rateLimitStore, clock, settingsLimits(settings, 'api_rate_limit_requests', 'api_rate_limit_window')),
     failedAuth: new RateLimitBucket('auth', rateLimitStore, clock, settingsLimits(settings, 'api_auth_rate_limit_requests', 'api_auth_rate_limit_window')),
+    browserSession: new RateLimitBucket('browser', rateLimitStore, clock, settingsLimits(settings, 'api_session_rate_limit_requests', 'api_session_rate_limit_window')),
   };
+  const webSessions = new WebSessions(db, clock, settings);
   const requestLog = new RequestLog(db);
-  const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, rateLimitStore, buckets, requestLog };
+  const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
   const scheduler = new Scheduler(db, clock, allTasks(partial));
   return {
     ...partial,

@@ -147,6 +147,20 @@ export interface ChangeTrackingTable {
   cht_metadata: Nullable<string>;
 }
 
+export interface WebSessionsTable {
+  wss_web_session_id: Generated<number>;
+  wss_id_hash: string;
+  wss_csrf_token: string;
+  wss_usr_user_id: Nullable<number>;
+  wss_login_as_usr_user_id: Nullable<number>;
+  wss_context: 'web' | 'app';
+  wss_data: Json<Record<string, unknown>>;
+  wss_create_time: GeneratedTimestamp;
+  wss_last_seen_time: GeneratedTimestamp;
+  wss_expires_time: Timestamp;
+  wss_delete_time: Nullable<Timestamp>;
+}
+
 /** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
 export interface DB {
   stg_settings: SettingsTable;
@@ -159,4 +173,5 @@ export interface DB {
   grm_group_members: GroupMembersTable;
   sbt_subscription_tiers: SubscriptionTiersTable;
   cht_change_tracking: ChangeTrackingTable;
+  wss_web_sessions: WebSessionsTable;
 }

@@ -1,14 +1,17 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Services } from '../services.js';
 import { authenticateRequest } from './auth/authenticate.js';
 import { failure, serializeApiPayload } from './envelope.js';
-import { ApiError, isApiError, notFound } from './errors.js';
+import { ApiError, authError, isApiError, notFound } from './errors.js';
 import './request-context.js';
 import type { Feature } from './request-context.js';
 import { SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from './transport.js';
 import { registerSurfaces } from '../surfaces/index.js';
+import { registerWebSessionRequest } from '../web/request-session.js';
+import { webRoutes } from '../web/routes.js';
 
 export interface AppOptions {
   /** A pino logger or logger options; false in tests. */
@@ -54,16 +57,34 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
   const { settings, buckets } = services;
   api.setReplySerializer((payload) => serializeApiPayload(payload));
 
+  /**
+   * The general bucket counts every request per IP, except signed-in browser sessions: those are metered
+   * per user instead, so an office of members behind one address does not share one budget. A request
+   * whose cookie names no live signed-in session (a guest, or a stale cookie) is metered by IP as usual.
+   */
+  async function meter(request: FastifyRequest): Promise<void> {
+    const h = request.headers;
+    const usesKeys = h.public_key !== undefined || h.secret_key !== undefined;
+    if (!usesKeys && request.hasWebSessionCookie()) {
+      const session = await request.webSession();
+      if (session?.userId != null) return buckets.browserSession.consume(`user:${session.userId}`);
+    }
+    return buckets.general.consume(request.ip);
+  }
+
   api.addHook('onRequest', async (request, reply) => {
     request.startedAt = performance.now();
     reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
     requireHttps(request, settings);
     if (applyCors(request, reply, settings)) return reply;
-    await buckets.general.consume(request.ip);
+    await meter(request);
     checkClientVersion(request, settings);
     const auth = request.routeOptions.config.auth ?? 'required';
-    if (auth === 'required' && !request.is404) await request.authenticate();
+    if (auth === 'required' && !request.is404) {
+      const principal = await request.authenticate();
+      if (principal.credential === 'guest') throw authError(401, 'Sign in required');
+    }
     return undefined;
   });
 
@@ -127,8 +148,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.decorateRequest('authenticate', function (this: FastifyRequest) {
     return authenticateRequest(services, this);
   });
+  await app.register(cookie);
   await app.register(formbody);
+  registerWebSessionRequest(app, services);
   await app.register((api) => apiPipeline(api, services, opts), { prefix: API_PREFIX });
+  await app.register((web) => webRoutes(web, services));
   return app;
 }
 

@@ -1,3 +1,4 @@
+import type { WebSession } from '../web/sessions.js';
 import type { Principal } from './auth/principal.js';
 
 /** Which URL surface a route belongs to; recorded as the request log's feature. */
@@ -37,5 +38,11 @@ declare module 'fastify' {
     logAction: string | null;
     /** Runs the authentication stage at most once per request and returns the principal. */
     authenticate(): Promise<Principal>;
+    /** The website session named by the request's cookie, loaded at most once per request. */
+    webSession(): Promise<WebSession | null>;
+    /** Replaces the request's website session (sign-in, sign-out) and sets its cookies on the reply. */
+    useWebSession(cookieValue: string | null, session: WebSession | null): void;
+    /** Whether the request carries a website session cookie. */
+    hasWebSessionCookie(): boolean;
   }
 }

@@ -44,6 +44,9 @@ export const settingDefinitions: SettingDefinition[] = [
   int('api_session_key_lifetime_days', 365, 'Lifetime of session keys issued by login', 1, 3650),
   int('idempotency_key_retention_hours', 24, 'How long idempotent responses are kept', 1, 24 * 365),
   int('api_request_log_retention_days', 90, 'How long request log rows are kept', 1, 3650),
+  // Website sessions
+  int('web_session_lifetime_hours', 336, 'Longest a website session lives, hours', 1, 24 * 365),
+  int('web_session_idle_minutes', 1440, 'A website session unused this long ends, minutes', 5, 60 * 24 * 90),
   // Store switches and subscription behaviour
   bool('products_active', false, 'Store: products are sold'),
   bool('subscriptions_active', false, 'Store: subscriptions are sold'),

@@ -1,8 +1,17 @@
 import type { Settings } from '../settings/store.js';
+import type { WebSessions } from '../web/sessions.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
 import type { TaskDefinition } from './scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: { settings: Settings }): TaskDefinition[] {
-  return [purgeRequestLogsTask(services.settings)];
+export function allTasks(services: { settings: Settings; webSessions: WebSessions }): TaskDefinition[] {
+  return [
+    purgeRequestLogsTask(services.settings),
+    {
+      name: 'purge_web_sessions',
+      description: 'Delete website sessions that have expired, idled out or ended',
+      intervalSeconds: 3600,
+      run: async () => ({ deleted: await services.webSessions.purge() }),
+    },
+  ];
 }

@@ -45,7 +45,8 @@ describe('machine keys: the authentication stage', () => {
 
   it('gives 400 AuthenticationError for missing headers, a missing secret and an unknown key', async () => {
     const { key } = await t.keyHeaders();
-    for (const headers of [{}, { public_key: key.publicKey }, { secret_key: key.secretKey }, { public_key: 'key_unknown', secret_key: key.secretKey }]) {
+    const cases: Record<string, string>[] = [{}, { public_key: key.publicKey }, { secret_key: key.secretKey }, { public_key: "key_unknown", secret_key: key.secretKey }];
+    for (const headers of cases) {
       const res = await get(headers, { remoteAddress: `198.51.100.${Math.floor(Math.random() * 200)}` });
       expect(res.statusCode, JSON.stringify(headers)).toBe(400);
       expect(res.json).toMatchObject({ api_version: '1.0', errortype: 'AuthenticationError', data: {} });

@@ -1,9 +1,11 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as tiers from './0003_tiers.js';
+import * as webSessions from './0006_web_sessions.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0003_tiers': tiers,
+  '0006_web_sessions': webSessions,
 };

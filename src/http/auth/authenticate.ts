@@ -5,6 +5,7 @@ import { safeEqual, sha256Hex } from '../../lib/crypto.js';
 import { ApiError, authError } from '../errors.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache.js';
+import { CSRF_HEADER } from '../../web/sessions.js';
 
 const LAST_USED_REFRESH_MS = 3600_000;
 const verificationCache = new VerificationCache();
@@ -105,11 +106,57 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
   };
 }
 
+/**
+ * The browser-session credential: the website session cookie plus X-Service-Csrf equal to the session's
+ * token. A session with no signed-in user is the anonymous (guest) principal.
+ */
+async function authenticateBrowser(services: Services, request: FastifyRequest): Promise<Principal> {
+  const { db, buckets } = services;
+  await buckets.failedAuth.check(request.ip);
+  const session = await request.webSession();
+  if (!session) {
+    await buckets.failedAuth.record(request.ip);
+    throw authError(401, 'Your session has ended; sign in again');
+  }
+  const presented = header(request, CSRF_HEADER);
+  if (presented === undefined || !safeEqual(presented, session.csrfToken)) {
+    throw authError(403, 'Missing or wrong CSRF token');
+  }
+  if (session.userId === null) {
+    return { credential: 'guest', apiKey: null, user: null, capability: 0, webSessionId: session.id, loginAsBy: null };
+  }
+  const user = await db
+    .selectFrom('usr_users')
+    .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission', 'usr_delete_time', 'usr_is_disabled'])
+    .where('usr_user_id', '=', session.userId)
+    .executeTakeFirst();
+  if (!user || user.usr_delete_time !== null || user.usr_is_disabled) {
+    await services.webSessions.end(session.id);
+    throw authError(401, 'Your session has ended; sign in again');
+  }
+  return {
+    credential: 'browser',
+    apiKey: null,
+    user: {
+      usr_user_id: user.usr_user_id,
+      usr_email: user.usr_email,
+      usr_first_name: user.usr_first_name,
+      usr_last_name: user.usr_last_name,
+      usr_nickname: user.usr_nickname,
+      usr_permission: user.usr_permission,
+    },
+    capability: 4,
+    webSessionId: session.id,
+    loginAsBy: session.loginAsBy,
+  };
+}
+
 async function resolvePrincipal(services: Services, request: FastifyRequest): Promise<Principal> {
   const publicKey = header(request, 'public_key');
   const secretKey = header(request, 'secret_key');
   // Key headers, when present, always take precedence over any cookie.
   if (publicKey !== undefined || secretKey !== undefined) return authenticateKey(services, request, publicKey, secretKey);
+  if (request.hasWebSessionCookie()) return authenticateBrowser(services, request);
   throw authError(400, 'Missing API key headers public_key and secret_key');
 }
 

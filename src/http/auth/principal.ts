@@ -28,4 +28,8 @@ export interface Principal {
   user: PrincipalUser | null;
   /** The capability level: the key's apk_permission, or 4 for session keys and browser sessions. */
   capability: number;
+  /** Browser sessions: the website session behind the principal. */
+  webSessionId?: number;
+  /** A login-as browser session: the staff member acting as `user`. */
+  loginAsBy?: number | null;
 }

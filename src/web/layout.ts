@@ -1,0 +1,64 @@
+import type { FastifyReply } from 'fastify';
+import { html, type SafeHtml } from './html.js';
+import type { WebSession } from './sessions.js';
+
+export interface PageViewer {
+  session: WebSession | null;
+  displayName: string | null;
+  isStaff: boolean;
+}
+
+const STYLE = `
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1f24;background:#f6f7f9}
+header{background:#1f2a44;color:#fff;padding:.75rem 1rem;display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
+header a{color:#fff;text-decoration:none}header .brand{font-weight:700;margin-right:auto}
+header form{margin:0}header button{background:none;border:1px solid #fff;color:#fff;border-radius:4px;padding:.2rem .6rem;cursor:pointer}
+main{max-width:46rem;margin:1.5rem auto;padding:0 1rem}
+.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1.25rem;margin-bottom:1rem}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input[type=text],input[type=email],input[type=password],input[type=number],input[type=url],select,textarea{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit}
+button.primary{margin-top:1rem;background:#2454d6;color:#fff;border:0;border-radius:4px;padding:.6rem 1.2rem;font:inherit;cursor:pointer}
+.error{color:#b3261e}.field-error{color:#b3261e;font-size:.9rem;margin-top:.2rem}.notice{background:#eef4ff;border:1px solid #c5d6ff;padding:.75rem;border-radius:6px}
+table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e5e8ec}
+@media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}}
+`;
+
+/** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */
+export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { formToken?: string } = {}): SafeHtml {
+  const signedIn = viewer.session?.userId != null;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Gatehouse</title>
+${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
+<style>${STYLE}</style>
+<script src="/static/serviceApi.js" defer></script>
+</head>
+<body>
+<header>
+  <a class="brand" href="/">Gatehouse</a>
+  ${signedIn
+    ? html`<a href="/profile/subscription">Subscription</a><a href="/profile/app-sessions">App sessions</a>
+      ${viewer.isStaff ? html`<a href="/admin/tiers">Admin</a>` : ''}
+      <span>${viewer.displayName}</span>
+      <form method="post" action="/logout"><input type="hidden" name="form_token" value="${opts.formToken ?? ''}"><button type="submit">Sign out</button></form>`
+    : html`<a href="/login">Sign in</a><a href="/register">Register</a>`}
+</header>
+<main>
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+    .send(markup.value);
+}

@@ -1,0 +1,153 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { burnVerification, verifySecret } from '../../accounts/passwords.js';
+import { isApiError } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { html } from '../html.js';
+import { page, sendPage, type PageViewer } from '../layout.js';
+import { checkFormToken, formToken } from '../sessions.js';
+import { pageViewer, safeLocalPath } from '../viewer.js';
+
+function field(request: FastifyRequest, name: string): string {
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  const v = body[name];
+  return typeof v === 'string' ? v : '';
+}
+
+function loginForm(viewer: PageViewer, opts: { email?: string; next?: string; error?: string }) {
+  const token = viewer.session ? formToken(viewer.session, 'login') : '';
+  return page(
+    viewer,
+    'Sign in',
+    html`<div class="card">
+  ${opts.error ? html`<p class="error" role="alert" id="login-error">${opts.error}</p>` : ''}
+  <form method="post" action="/login" novalidate>
+    <input type="hidden" name="form_token" value="${token}">
+    <input type="hidden" name="next" value="${opts.next ?? '/'}">
+    <label for="email">Email</label>
+    <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ''}">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required>
+    <button class="primary" type="submit">Sign in</button>
+  </form>
+  <p>No account yet? <a href="/register">Register</a>.</p>
+</div>`,
+    { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' },
+  );
+}
+
+/** Website sign-in (works without JavaScript), sign-out, registration and the home page. */
+export function accountPages(web: FastifyInstance, services: Services): void {
+  const { db, buckets, webSessions } = services;
+
+  web.get('/', async (request, reply) => {
+    const viewer = await pageViewer(request, services);
+    const body = viewer.user
+      ? html`<div class="card"><p>Signed in as <strong>${viewer.displayName}</strong> (${viewer.user.usr_email}).</p>
+          ${viewer.session?.loginAsBy ? html`<p class="notice">You are signed in as this member on behalf of a staff account.</p>` : ''}
+          <p><a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a></p></div>`
+      : html`<div class="card"><p>Welcome. <a href="/login">Sign in</a> or <a href="/register">register</a>.</p></div>`;
+    return sendPage(reply, page(viewer, 'Home', body, { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' }));
+  });
+
+  web.get('/login', async (request, reply) => {
+    const viewer = await pageViewer(request, services);
+    const next = safeLocalPath((request.query as Record<string, unknown>).next);
+    if (viewer.user) return reply.redirect(next, 303);
+    return sendPage(reply, loginForm(viewer, { next }));
+  });
+
+  web.post('/login', async (request, reply) => {
+    const viewer = await pageViewer(request, services);
+    const email = field(request, 'email').trim();
+    const password = field(request, 'password');
+    const next = safeLocalPath(field(request, 'next'));
+    if (!checkFormToken(viewer.session, 'login', field(request, 'form_token'))) {
+      return sendPage(reply, loginForm(viewer, { email, next, error: 'The form expired. Please try again.' }), 403);
+    }
+    try {
+      await buckets.failedAuth.check(request.ip);
+    } catch (e) {
+      if (!isApiError(e)) throw e;
+      reply.header('retry-after', e.headers['retry-after'] ?? '60');
+      return sendPage(reply, loginForm(viewer, { email, next, error: 'Too many failed attempts. Please wait and try again.' }), 429);
+    }
+    if (email === '' || password === '') {
+      return sendPage(reply, loginForm(viewer, { email, next, error: 'Enter your email and password.' }), 400);
+    }
+    const user = await db
+      .selectFrom('usr_users')
+      .select(['usr_user_id', 'usr_password', 'usr_is_disabled'])
+      .where(sql<string>`lower(usr_email)`, '=', email.toLowerCase())
+      .where('usr_delete_time', 'is', null)
+      .executeTakeFirst();
+    let ok = false;
+    if (user?.usr_password) ok = await verifySecret(user.usr_password, password);
+    else await burnVerification(password);
+    if (!user || !ok || user.usr_is_disabled) {
+      await buckets.failedAuth.record(request.ip);
+      return sendPage(reply, loginForm(viewer, { email, next, error: 'Invalid email or password.' }), 401);
+    }
+    const { cookieValue, session } = await webSessions.signIn(viewer.session, user.usr_user_id);
+    request.useWebSession(cookieValue, session);
+    await db.updateTable('usr_users').set({ usr_lastlogin_time: services.clock.now() }).where('usr_user_id', '=', user.usr_user_id).execute();
+    return reply.redirect(next, 303);
+  });
+
+  web.post('/logout', async (request, reply) => {
+    const session = await request.webSession();
+    if (session && checkFormToken(session, 'logout', field(request, 'form_token'))) {
+      await webSessions.end(session.id);
+      request.useWebSession(null, null);
+    }
+    return reply.redirect('/login', 303);
+  });
+
+  // Staff sign in as a member; the session records who did it, and the staff member's own session ends.
+  web.post('/admin/users/:id/login-as', async (request, reply) => {
+    const viewer = await pageViewer(request, services);
+    if (!viewer.user) return reply.redirect('/login', 303);
+    if (!viewer.isStaff) return sendPage(reply, page(viewer, 'Forbidden', html`<div class="card"><p class="error">Staff only.</p></div>`), 403);
+    if (!checkFormToken(viewer.session, 'login-as', field(request, 'form_token'))) {
+      return sendPage(reply, page(viewer, 'Forbidden', html`<div class="card"><p class="error">The form expired. Please try again.</p></div>`), 403);
+    }
+    const targetId = Number((request.params as { id: string }).id);
+    const target = Number.isInteger(targetId)
+      ? await db.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where('usr_user_id', '=', targetId).where('usr_delete_time', 'is', null).executeTakeFirst()
+      : undefined;
+    if (!target) return sendPage(reply, page(viewer, 'Not found', html`<div class="card"><p class="error">No such user.</p></div>`), 404);
+    if (target.usr_permission > viewer.user.usr_permission) {
+      return sendPage(reply, page(viewer, 'Forbidden', html`<div class="card"><p class="error">You cannot sign in as a user with more permission than yours.</p></div>`), 403);
+    }
+    const { cookieValue, session } = await webSessions.signIn(viewer.session, target.usr_user_id, { loginAsBy: viewer.user.usr_user_id });
+    request.useWebSession(cookieValue, session);
+    return reply.redirect('/', 303);
+  });
+
+  web.get('/register', async (request, reply) => {
+    const viewer = await pageViewer(request, services);
+    return sendPage(
+      reply,
+      page(
+        viewer,
+        'Register',
+        html`<div class="card">
+  <form id="register-form" novalidate>
+    <label for="usr_first_name">First name</label><input id="usr_first_name" name="usr_first_name" type="text" required maxlength="32">
+    <div class="field-error" data-for="usr_first_name"></div>
+    <label for="usr_last_name">Last name</label><input id="usr_last_name" name="usr_last_name" type="text" maxlength="32">
+    <div class="field-error" data-for="usr_last_name"></div>
+    <label for="usr_email">Email</label><input id="usr_email" name="usr_email" type="email" required maxlength="64">
+    <div class="field-error" data-for="usr_email"></div>
+    <label for="password">Password</label><input id="password" name="password" type="password" required minlength="8">
+    <div class="field-error" data-for="password"></div>
+    <button class="primary" type="submit">Create account</button>
+    <p id="register-result" role="status"></p>
+  </form>
+</div>
+<script src="/static/register.js" defer></script>`,
+        { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' },
+      ),
+    );
+  });
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { SECURITY_HEADERS } from '../http/transport.js';
+import { isApiError } from '../http/errors.js';
+import { PROJECT_ROOT } from '../plugins/registry.js';
+import type { Services } from '../services.js';
+import { html } from './html.js';
+import { page, sendPage } from './layout.js';
+import { accountPages } from './pages/account.js';
+
+const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8' };
+
+/** Server-rendered pages and their static assets, outside the API's front controller. */
+export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
+  web.addHook('onRequest', async (_request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
+
+  const assets = new Map(Object.entries(STATIC_FILES).map(([name, type]) => [name, { type, body: readFileSync(path.join(STATIC_DIR, name), 'utf8') }]));
+  web.get('/static/:name', async (request, reply) => {
+    const asset = assets.get((request.params as { name: string }).name);
+    if (!asset) return reply.code(404).type('text/plain').send('Not found');
+    return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+  });
+
+  web.setErrorHandler(async (error, request, reply) => {
+    const status = isApiError(error) ? error.status : typeof (error as { statusCode?: number }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 500) request.log.error({ err: error, reqId: request.id }, 'page error');
+    const message = status >= 500 ? `Something went wrong (ref ${request.id}).` : isApiError(error) ? error.message : 'The request could not be processed.';
+    return sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Error', html`<div class="card"><p class="error">${message}</p></div>`), status);
+  });
+
+  web.setNotFoundHandler(async (_request, reply) =>
+    sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Not found', html`<div class="card"><p>There is no page here.</p></div>`), 404),
+  );
+
+  accountPages(web, services);
+}

@@ -1,0 +1,43 @@
+import type { FastifyRequest } from 'fastify';
+import { displayName } from '../accounts/users.js';
+import type { Services } from '../services.js';
+import type { PageViewer } from './layout.js';
+import type { WebSession } from './sessions.js';
+
+/** The page's session, creating a guest session when there is none (guests need a CSRF token too). */
+export async function ensureWebSession(request: FastifyRequest, services: Services): Promise<WebSession> {
+  const existing = await request.webSession();
+  if (existing) return existing;
+  const { cookieValue, session } = await services.webSessions.create({ userId: null });
+  request.useWebSession(cookieValue, session);
+  return session;
+}
+
+export interface SignedInUser {
+  usr_user_id: number;
+  usr_email: string;
+  usr_first_name: string;
+  usr_last_name: string | null;
+  usr_nickname: string | null;
+  usr_permission: number;
+}
+
+export async function pageViewer(request: FastifyRequest, services: Services): Promise<PageViewer & { user: SignedInUser | null }> {
+  const session = await ensureWebSession(request, services);
+  if (session.userId === null) return { session, displayName: null, isStaff: false, user: null };
+  const user = await services.db
+    .selectFrom('usr_users')
+    .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission'])
+    .where('usr_user_id', '=', session.userId)
+    .where('usr_delete_time', 'is', null)
+    .executeTakeFirst();
+  if (!user) return { session, displayName: null, isStaff: false, user: null };
+  return { session, displayName: displayName(user), isStaff: user.usr_permission >= 5, user };
+}
+
+/** A same-origin relative path, or '/' for anything else (open-redirect guard). */
+export function safeLocalPath(raw: unknown, fallback = '/'): string {
+  if (typeof raw !== 'string' || raw === '') return fallback;
+  if (!raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\') || /[\u0000-\u001f\u007f]/.test(raw)) return fallback;
+  return raw;
+}
