@@ -13,7 +13,8 @@ const NAME_MAX = 100;
 function requiredString(input: Record<string, unknown>, field: string): string {
   const v = input[field];
   if (typeof v !== 'string' || v.trim() === '') throw new TierInputError(`${field} is required`, { [field]: 'is required' });
-  const s = v.trim();
+  // Stored exactly as given (the CRUD engine writes the value it was given), so the group name matches.
+  const s = v;
   if (s.length > NAME_MAX) throw new TierInputError(`${field} must be at most ${NAME_MAX} characters`, { [field]: `must be at most ${NAME_MAX} characters` });
   return s;
 }
@@ -177,14 +178,12 @@ export async function updateTier(db: Kysely<DB>, clock: Clock, registry: Feature
       .executeTakeFirst();
     if (!stored) throw new TierInputError(`No tier with id ${tierId}`, { sbt_subscription_tier_id: 'not found' });
     await prepareTierUpdate(trx, clock, registry, stored, changes as Record<string, unknown>);
-    const { sbt_features, sbt_name, sbt_display_name, ...rest } = changes;
+    const { sbt_features, ...rest } = changes;
     try {
       return await trx
         .updateTable('sbt_subscription_tiers')
         .set({
           ...rest,
-          ...(sbt_name !== undefined ? { sbt_name: sbt_name.trim() } : {}),
-          ...(sbt_display_name !== undefined ? { sbt_display_name: sbt_display_name.trim() } : {}),
           ...(sbt_features !== undefined ? { sbt_features: JSON.stringify(sbt_features) } : {}),
           sbt_update_time: clock.now(),
         })
