@@ -73,6 +73,16 @@ describe('tier creation', () => {
     expect(err.message).toBe('Tier already exists');
   });
 
+  it("concurrent creations of one name: exactly one tier, every other refused 'Tier already exists'", async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => createTierService(ctx(), { sbt_name: 'racer', sbt_display_name: `Racer ${i}`, sbt_tier_level: i })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refusals = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(refusals.map((r) => (r.reason as Error).message)).toEqual(Array(5).fill('Tier already exists'));
+    expect(await findGroups(t.services.db, { group_name: 'racer', category: 'subscription_tier' })).toHaveLength(1);
+  });
+
   it('allows the name of a deleted tier group, and of a group of another category', async () => {
     await t.services.db.insertInto('grp_groups').values({ grp_name: 'reborn', grp_category: 'subscription_tier', grp_delete_time: t.clock.now() }).execute();
     await t.services.db.insertInto('grp_groups').values({ grp_name: 'reborn', grp_category: 'club' }).execute();
