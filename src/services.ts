@@ -23,6 +23,8 @@ export interface RateLimitBuckets {
   failedAuth: RateLimitBucket;
   /** Signed-in browser-session requests, per user, after authentication. */
   browserSession: RateLimitBucket;
+  /** Device-link start and poll, per IP. */
+  deviceLink: RateLimitBucket;
 }
 
 /** Everything a request or a command needs, built once per process (or per test app). */
@@ -74,6 +76,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     general: new RateLimitBucket('general', rateLimitStore, clock, settingsLimits(settings, 'api_rate_limit_requests', 'api_rate_limit_window')),
     failedAuth: new RateLimitBucket('auth', rateLimitStore, clock, settingsLimits(settings, 'api_auth_rate_limit_requests', 'api_auth_rate_limit_window')),
     browserSession: new RateLimitBucket('browser', rateLimitStore, clock, settingsLimits(settings, 'api_session_rate_limit_requests', 'api_session_rate_limit_window')),
+    deviceLink: new RateLimitBucket('device_link', rateLimitStore, clock, settingsLimits(settings, 'api_device_link_rate_limit_requests', 'api_device_link_rate_limit_window')),
   };
   const webSessions = new WebSessions(db, clock, settings);
   const requestLog = new RequestLog(db);

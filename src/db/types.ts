@@ -161,6 +161,35 @@ export interface WebSessionsTable {
   wss_delete_time: Nullable<Timestamp>;
 }
 
+export interface WebSessionBridgesTable {
+  wsb_web_session_bridge_id: Generated<number>;
+  wsb_token_hash: string;
+  wsb_usr_user_id: number;
+  wsb_apk_api_key_id: number;
+  wsb_target: string;
+  wsb_create_time: GeneratedTimestamp;
+  wsb_expires_time: Timestamp;
+  wsb_used_time: Nullable<Timestamp>;
+}
+
+export type DeviceLinkStatus = 'pending' | 'approved' | 'denied' | 'delivered';
+
+export interface DeviceLinksTable {
+  dvl_device_link_id: Generated<number>;
+  dvl_poll_token_hash: string;
+  dvl_link_code: string;
+  dvl_device_name: string;
+  dvl_platform: 'macos' | 'windows' | 'linux';
+  dvl_device_pubkey: Nullable<string>;
+  dvl_status: Generated<DeviceLinkStatus>;
+  dvl_usr_user_id: Nullable<number>;
+  dvl_apk_api_key_id: Nullable<number>;
+  dvl_create_time: GeneratedTimestamp;
+  dvl_expires_time: Timestamp;
+  dvl_decided_time: Nullable<Timestamp>;
+  dvl_delivered_time: Nullable<Timestamp>;
+}
+
 /** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
 export interface DB {
   stg_settings: SettingsTable;
@@ -174,4 +203,6 @@ export interface DB {
   sbt_subscription_tiers: SubscriptionTiersTable;
   cht_change_tracking: ChangeTrackingTable;
   wss_web_sessions: WebSessionsTable;
+  wsb_web_session_bridges: WebSessionBridgesTable;
+  dvl_device_links: DeviceLinksTable;
 }

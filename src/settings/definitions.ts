@@ -1,3 +1,5 @@
+import { validateAppNavigation } from './app-navigation.js';
+
 /** A typed setting: its name, what values it takes and the value it has when never set. */
 export type SettingDefinition =
   | { name: string; type: 'boolean'; default: boolean; secret?: false; description: string }
@@ -18,9 +20,6 @@ function isSemverMap(v: unknown): string | null {
   return null;
 }
 
-function isObject(v: unknown): string | null {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? null : 'must be a JSON object';
-}
 
 /** Every setting the contract and the design name. Windows are in seconds. */
 export const settingDefinitions: SettingDefinition[] = [
@@ -62,7 +61,7 @@ export const settingDefinitions: SettingDefinition[] = [
   bool('tier_gate_hide_from_listings', false, 'Hide gated items from listings of users lacking the tier'),
   // Features switched by setting
   bool('drive_active', false, 'Member Drive'),
-  { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table', validate: isObject },
+  { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },
   // Payment providers (secrets are never printed or exported)
   str('card_processor_webhook_secret', 'Card processor webhook signing secret', { secret: true }),
   str('card_processor_api_key', 'Card processor API key', { secret: true }),

@@ -1,8 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
+import { appSurface } from './app/navigation.js';
+import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
   await authSurface(api, services);
+  await appLinksSurface(api, services);
+  await appSurface(api, services);
 }

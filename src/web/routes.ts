@@ -8,6 +8,7 @@ import type { Services } from '../services.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { accountPages } from './pages/account.js';
+import { appLinkPages } from './pages/app-links.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8' };
@@ -37,4 +38,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   );
 
   accountPages(web, services);
+  appLinkPages(web, services);
 }

@@ -43,13 +43,13 @@ describeBrowser('browser: sign-in and the shared serviceApi client', () => {
     const meta = await page.locator('meta[name="service-api-csrf"]').getAttribute('content');
     const cookies = await context.cookies();
     expect(meta).toBe(cookies.find((c) => c.name === 'service_api_csrf')?.value);
-    expect(await page.evaluate(() => (window as any).serviceApi.csrf())).toBe(meta);
+    expect(await page.evaluate(() => (globalThis as any).serviceApi.csrf())).toBe(meta);
 
-    const ok = await page.evaluate(() => (window as any).serviceApi.post('/api/v1/__probe/echo', { note: 'hi' }));
+    const ok = await page.evaluate(() => (globalThis as any).serviceApi.post('/api/v1/__probe/echo', { note: 'hi' }));
     expect(ok).toEqual({ user_id: userId, note: 'hi' });
 
     const failed = await page.evaluate(() =>
-      (window as any).serviceApi.post('/api/v1/__probe/echo', { fail: true }).then(
+      (globalThis as any).serviceApi.post('/api/v1/__probe/echo', { fail: true }).then(
         () => null,
         (e: any) => ({ status: e.status, errorType: e.errorType, message: e.message }),
       ),
@@ -70,16 +70,16 @@ describeBrowser('browser: sign-in and the shared serviceApi client', () => {
     page.on('response', (r) => {
       if (r.url().endsWith('/__probe/echo')) calls.push(r.status());
     });
-    const retried = await page.evaluate(() => (window as any).serviceApi.post('/api/v1/__probe/echo', { note: 'after rotation' }));
+    const retried = await page.evaluate(() => (globalThis as any).serviceApi.post('/api/v1/__probe/echo', { note: 'after rotation' }));
     expect(retried).toEqual({ user_id: userId, note: 'after rotation' });
     expect(calls).toEqual([403, 200]);
-    expect(await page.evaluate(() => (window as any).serviceApi.csrf())).toBe(rotated);
+    expect(await page.evaluate(() => (globalThis as any).serviceApi.csrf())).toBe(rotated);
 
     // Sign out from a freshly rendered page (the old page's sign-out form token died with the rotation).
     await page.goto(`${t.baseUrl}/`);
     await Promise.all([page.waitForURL(/\/login$/), page.click('header button[type=submit]')]);
     const after = await page.evaluate(() =>
-      (window as any).serviceApi.post('/api/v1/__probe/echo', {}).then(
+      (globalThis as any).serviceApi.post('/api/v1/__probe/echo', {}).then(
         () => null,
         (e: any) => e.status,
       ),
