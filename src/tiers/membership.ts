@@ -42,11 +42,22 @@ interface CurrentMembership extends TierRow {
 
 const isLive = (t: TierRow) => t.sbt_delete_time === null && t.sbt_is_active;
 
+/**
+ * Tier membership changes. Each method runs in one transaction: its own, or the caller's when the
+ * service is bound to one with within(trx) (e.g. a webhook recording its order item in the same
+ * transaction). On the embedded database a caller holding a transaction must bind it, since the single
+ * connection is held until commit.
+ */
 export class TierMembershipService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
   ) {}
+
+  /** The same service, working inside the caller's transaction. */
+  within(trx: Kysely<DB>): TierMembershipService {
+    return new TierMembershipService(trx, this.clock);
+  }
 
   /**
    * The one grant path, for purchases and renewals from every billing source. Per the membership table:

@@ -254,6 +254,19 @@ describe('tier membership state table', () => {
     expect(await changeRows(t, userId)).toEqual([]);
   });
 
+  it("runs inside the caller's transaction when bound to it: a failure after the grant undoes the grant and its change row", async () => {
+    const userId = await newUser();
+    await expect(
+      t.services.db.transaction().execute(async (trx) => {
+        await m.within(trx).grantTierFromPurchase(userId, product(gold), 'card_processor', ref(1));
+        expect((await m.within(trx).grantTierFromPurchase(userId, product(basic), 'card_processor', ref(2))).outcome).toBe('skipped_lower_level');
+        throw new Error('order item write failed');
+      }),
+    ).rejects.toThrow('order item write failed');
+    expect(await tierOf(userId)).toBeNull();
+    expect(await changeRows(t, userId)).toEqual([]);
+  });
+
   it('accepts all four billing sources on the one grant path, and refuses any other', async () => {
     for (const source of BILLING_SOURCES) {
       const userId = await newUser();
