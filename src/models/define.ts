@@ -99,6 +99,11 @@ export interface ModelDeclaration {
   checks?: { read?: RecordCheck; write?: RecordCheck };
   /** Owner-only even against staff (Passkey). */
   ownerOnly?: boolean;
+  /**
+   * Further user columns whose user may read the row as if they owned it (a message's recipient): the
+   * default read check and the collection owner filter accept them; writes stay with the owner.
+   */
+  readerColumns?: readonly string[];
   /** The model's static CreateNew factory: receives sanitized input, returns the created row's id. */
   createNew?: (input: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<number>;
   /** Called with sanitized input before an update is written (e.g. validate jsonb, rename dependants). */
@@ -119,6 +124,9 @@ export function defineModel(decl: ModelDeclaration): Model {
   }
   if (!decl.columns[decl.primaryKey]) throw new Error(`${decl.className}: primary key ${decl.primaryKey} is not a declared column`);
   if (decl.owner && !decl.columns[decl.owner]) throw new Error(`${decl.className}: owner ${decl.owner} is not a declared column`);
+  for (const c of decl.readerColumns ?? []) {
+    if (!decl.owner || !decl.columns[c]) throw new Error(`${decl.className}: reader column ${c} needs an owner and a declared column`);
+  }
   const conventional = `${decl.prefix}_delete_time`;
   const deleteColumn = decl.deleteColumn !== undefined ? decl.deleteColumn : decl.columns[conventional] ? conventional : null;
   for (const key of decl.exposure.derived ?? []) {

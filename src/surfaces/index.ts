@@ -3,10 +3,13 @@ import type { Services } from '../services.js';
 import { appSurface } from './app/navigation.js';
 import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
+import { crudSurface } from './crud/routes.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
   await authSurface(api, services);
   await appLinksSurface(api, services);
   await appSurface(api, services);
+  // Parametric /:className routes: every static surface route above wins over them.
+  await crudSurface(api, services);
 }

@@ -11,7 +11,7 @@ export function allTasks(services: { settings: Settings; webSessions: WebSession
       name: 'purge_web_sessions',
       description: 'Delete website sessions that have expired, idled out or ended',
       intervalSeconds: 3600,
-      run: async () => ({ deleted: await services.webSessions.purge() }),
+      run: async ({ db }) => ({ deleted: await services.webSessions.purge(db) }),
     },
   ];
 }

@@ -51,7 +51,8 @@ export class Scheduler {
       if (!got.rows[0]?.locked) return { task: task.name, skipped: 'running_elsewhere' as const };
       const started = this.clock.now();
       try {
-        const result = await task.run({ db: this.db, clock: this.clock });
+        // The task runs on the pinned connection: the embedded database has only one, held here.
+        const result = await task.run({ db: conn, clock: this.clock });
         await this.recordRun(conn, task.name, started, 'success', null, result);
         return { task: task.name, result };
       } catch (e) {

@@ -9,6 +9,9 @@ import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { accountPages } from './pages/account.js';
 import { appLinkPages } from './pages/app-links.js';
+import { apiKeysAdminPage } from './pages/admin/api-keys.js';
+import { subscriptionSettingsPage } from './pages/admin/settings.js';
+import { appSessionsPage } from './pages/app-sessions.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8' };
@@ -39,4 +42,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
 
   accountPages(web, services);
   appLinkPages(web, services);
+  apiKeysAdminPage(web, services);
+  subscriptionSettingsPage(web, services);
+  appSessionsPage(web, services);
 }

@@ -119,11 +119,11 @@ export class WebSessions {
     await this.db.updateTable('wss_web_sessions').set({ wss_data: JSON.stringify(data) }).where('wss_web_session_id', '=', id).execute();
   }
 
-  /** Deletes sessions that can no longer be used. */
-  async purge(): Promise<number> {
+  /** Deletes sessions that can no longer be used (tasks pass the connection they hold). */
+  async purge(db: Kysely<DB> = this.db): Promise<number> {
     const now = this.clock.now();
     const idleCutoff = new Date(now.getTime() - this.settings.int('web_session_idle_minutes') * 60_000);
-    const result = await this.db
+    const result = await db
       .deleteFrom('wss_web_sessions')
       .where((eb) => eb.or([eb('wss_expires_time', '<=', now), eb('wss_last_seen_time', '<=', idleCutoff), eb('wss_delete_time', 'is not', null)]))
       .executeTakeFirst();

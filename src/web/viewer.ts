@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { displayName } from '../accounts/users.js';
+import type { PrincipalUser } from '../http/auth/principal.js';
 import type { Services } from '../services.js';
 import type { PageViewer } from './layout.js';
 import type { WebSession } from './sessions.js';
@@ -13,14 +14,8 @@ export async function ensureWebSession(request: FastifyRequest, services: Servic
   return session;
 }
 
-export interface SignedInUser {
-  usr_user_id: number;
-  usr_email: string;
-  usr_first_name: string;
-  usr_last_name: string | null;
-  usr_nickname: string | null;
-  usr_permission: number;
-}
+/** The signed-in user a page sees: the same shape the API's principal carries. */
+export type SignedInUser = PrincipalUser;
 
 export async function pageViewer(request: FastifyRequest, services: Services): Promise<PageViewer & { user: SignedInUser | null }> {
   const session = await ensureWebSession(request, services);

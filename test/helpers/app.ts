@@ -23,6 +23,8 @@ export interface TestApp {
   createMachineKey(opts: { userId: number; permission?: number; ipRestriction?: string; startTime?: Date; expiresTime?: Date; active?: boolean }): Promise<IssuedKey>;
   /** A user of the given permission with a machine key of the given capability, as request headers. */
   keyHeaders(opts?: { permission?: number; userPermission?: number }): Promise<{ headers: Record<string, string>; userId: number; key: IssuedKey }>;
+  /** A staff user (usr_permission 5 unless given) with a full-capability machine key. */
+  staffHeaders(opts?: { userPermission?: number }): Promise<{ headers: Record<string, string>; userId: number; key: IssuedKey }>;
   login(email: string, password: string): Promise<{ headers: Record<string, string>; body: any }>;
 }
 
@@ -33,6 +35,10 @@ export interface TestAppOptions {
   settings?: Record<string, unknown>;
   start?: Date | string;
   extraApiRoutes?: AppOptions['extraApiRoutes'];
+  /** Where plugin folders are discovered (default: the project's plugins/). */
+  pluginsDir?: string;
+  /** Plugins to activate before the app starts. */
+  activePlugins?: string[];
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -42,7 +48,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const rateLimitStore = process.env.REDIS_URL
     ? new RedisRateLimitStore(process.env.REDIS_URL, `gatehouse:test:${randomHex(6)}:`)
     : new MemoryRateLimitStore();
-  const services = await createServices({ config, database, clock, rateLimitStore });
+  const services = await createServices({ config, database, clock, rateLimitStore, ...(opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {}) });
+  for (const name of opts.activePlugins ?? []) await services.plugins.setActive(name, true);
   if (!opts.requireHttps) await services.settings.set('api_require_https', false);
   for (const [name, value] of Object.entries(opts.settings ?? {})) await services.settings.set(name, value);
   const app = await buildApp(services, { extraApiRoutes: opts.extraApiRoutes });
@@ -97,6 +104,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       const { userId } = await t.createUser({ permission: k.userPermission ?? 0 });
       const key = await t.createMachineKey({ userId, permission: k.permission ?? 4 });
       return { headers: { public_key: key.publicKey, secret_key: key.secretKey }, userId, key };
+    },
+    async staffHeaders(s = {}) {
+      return t.keyHeaders({ permission: 4, userPermission: s.userPermission ?? 5 });
     },
     async login(email, password) {
       const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });

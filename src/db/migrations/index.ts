@@ -1,13 +1,17 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as coreModels from './0002_core_models.js';
 import * as tiers from './0003_tiers.js';
+import * as tierProductLink from './0005_tier_product_link.js';
 import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_core_models': coreModels,
   '0003_tiers': tiers,
+  '0005_tier_product_link': tierProductLink,
   '0006_web_sessions': webSessions,
   '0007_app_links': appLinks,
 };

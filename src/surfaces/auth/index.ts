@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import { createSessionKey, revokeKey } from '../../accounts/api-keys.js';
-import { burnVerification, verifySecret } from '../../accounts/passwords.js';
+import { verifyLogin } from '../../accounts/login.js';
 import { sessionUserSummary } from '../../accounts/session-summary.js';
 import { success } from '../../http/envelope.js';
 import { authError } from '../../http/errors.js';
@@ -31,17 +30,8 @@ export async function authSurface(api: FastifyInstance, services: Services): Pro
     if (label !== undefined && label !== null && (typeof label !== 'string' || label.length > MAX_DEVICE_LABEL)) {
       throw authError(400, `device_label must be a string of at most ${MAX_DEVICE_LABEL} characters`);
     }
-    const user = await db
-      .selectFrom('usr_users')
-      .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission', 'usr_password', 'usr_is_disabled'])
-      .where(sql<string>`lower(usr_email)`, '=', email.trim().toLowerCase())
-      .where('usr_delete_time', 'is', null)
-      .executeTakeFirst();
-    // One identical answer, in the same time, for unknown email, deleted user and wrong password.
-    let ok = false;
-    if (user?.usr_password) ok = await verifySecret(user.usr_password, password);
-    else await burnVerification(password);
-    if (!user || !ok || user.usr_is_disabled) {
+    const user = await verifyLogin(db, email, password);
+    if (!user) {
       await buckets.failedAuth.record(request.ip);
       throw authError(401, 'Invalid email or password');
     }

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
-import { burnVerification, verifySecret } from '../../accounts/passwords.js';
+import { verifyLogin } from '../../accounts/login.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { html } from '../html.js';
@@ -75,16 +74,8 @@ export function accountPages(web: FastifyInstance, services: Services): void {
     if (email === '' || password === '') {
       return sendPage(reply, loginForm(viewer, { email, next, error: 'Enter your email and password.' }), 400);
     }
-    const user = await db
-      .selectFrom('usr_users')
-      .select(['usr_user_id', 'usr_password', 'usr_is_disabled'])
-      .where(sql<string>`lower(usr_email)`, '=', email.toLowerCase())
-      .where('usr_delete_time', 'is', null)
-      .executeTakeFirst();
-    let ok = false;
-    if (user?.usr_password) ok = await verifySecret(user.usr_password, password);
-    else await burnVerification(password);
-    if (!user || !ok || user.usr_is_disabled) {
+    const user = await verifyLogin(db, email, password);
+    if (!user) {
       await buckets.failedAuth.record(request.ip);
       return sendPage(reply, loginForm(viewer, { email, next, error: 'Invalid email or password.' }), 401);
     }

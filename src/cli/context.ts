@@ -1,0 +1,87 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Config } from '../config.js';
+import type { Services } from '../services.js';
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Bad input from the operator: the message goes to stderr and the exit code is 2. */
+export class CliUsageError extends Error {}
+
+/** The outcome of a command that runs to its own end (`serve`) instead of printing a result. */
+export class Exited {
+  constructor(readonly code: number) {}
+}
+
+/** The one JSON object a command prints on stdout (exit 0), or how a long-running command ended. */
+export type CommandOutput = Record<string, unknown> | Exited;
+
+export interface CliContext {
+  config: Config;
+  io: CliIo;
+  /** Opens the database the way DESIGN §3 says, applies migrations, and runs fn with the services. */
+  withServices<T>(fn: (services: Services, applied: string[]) => Promise<T>): Promise<T>;
+}
+
+/** One command group (`user`, `key`, ...): how it runs its arguments. */
+export interface CommandGroup {
+  run(args: string[], ctx: CliContext): Promise<CommandOutput>;
+}
+
+export function createCliContext(config: Config, io: CliIo): CliContext {
+  return {
+    config,
+    io,
+    async withServices(fn) {
+      // Loaded here, not at the top: bad input is refused before the database modules load.
+      const [{ openCliDatabase }, { migrateToLatest }, { createServices }, { MemoryRateLimitStore }] = await Promise.all([
+        import('./database.js'),
+        import('../db/migrate.js'),
+        import('../services.js'),
+        import('../http/rate-limit/memory-store.js'),
+      ]);
+      const cli = await openCliDatabase(config, io);
+      try {
+        const applied = await migrateToLatest(cli.database.db);
+        // Rate limits are not used by commands; never connect to Redis for them.
+        const services = await createServices({ config, database: cli.database, rateLimitStore: new MemoryRateLimitStore() });
+        try {
+          return await fn(services, applied);
+        } finally {
+          await services.close();
+        }
+      } finally {
+        await cli.close();
+      }
+    },
+  };
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs with strict checking; its complaints become usage errors. */
+export function parseCommandArgs<O extends Options>(args: string[], options: O, positionals: { min: number; max: number; usage: string }) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw new CliUsageError(`${e instanceof Error ? e.message : String(e)}\nusage: ${positionals.usage}`);
+  }
+  if (parsed.positionals.length < positionals.min || parsed.positionals.length > positionals.max) {
+    throw new CliUsageError(`usage: ${positionals.usage}`);
+  }
+  return parsed;
+}
+
+export function requireOption(value: string | undefined, flag: string, usage: string): string {
+  if (value === undefined || value === '') throw new CliUsageError(`${flag} is required\nusage: ${usage}`);
+  return value;
+}
+
+export function parseIntOption(value: string, flag: string): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new CliUsageError(`${flag} must be an integer, got '${value}'`);
+  return Number(value.trim());
+}

@@ -1,0 +1,10 @@
+import { serveUntilSignal } from '../server.js';
+import { Exited, parseCommandArgs, type CommandGroup } from './context.js';
+import { USAGE } from './usage.js';
+
+export const serveCommand: CommandGroup = {
+  async run(args, ctx) {
+    parseCommandArgs(args, {}, { min: 0, max: 0, usage: USAGE.serve[0] });
+    return new Exited(await serveUntilSignal(ctx.config, (line) => ctx.io.stderr(`${line}\n`)));
+  },
+};

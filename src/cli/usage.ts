@@ -1,0 +1,18 @@
+/** The usage line of every command, shown on bad input and by `gatehouse help`. */
+export const USAGE = {
+  serve: ['gatehouse serve'],
+  migrate: ['gatehouse migrate'],
+  user: ['gatehouse user create --email E --password P [--permission N] [--first-name F] [--last-name L]'],
+  key: [
+    'gatehouse key create --user-id N --permission 1..4 [--ip-restriction "ip,ip"] [--start-time T] [--expires-time T] [--name S] [--inactive]',
+    'gatehouse key revoke --api-key-id N',
+  ],
+  setting: ['gatehouse setting get NAME', 'gatehouse setting set NAME VALUE'],
+  plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
+  task: ['gatehouse task run NAME|all'],
+} as const;
+
+/** The usage of a group as one message: `usage: first\n       second`. */
+export function groupUsage(lines: readonly string[]): string {
+  return `usage: ${lines.join('\n       ')}`;
+}

@@ -1,0 +1,160 @@
+import { existsSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Kysely } from 'kysely';
+import type { DB } from './types.js';
+
+/** The name psql and node-postgres look for in a socket directory (`-h DATA_DIR`, `host=DATA_DIR`). */
+export const SOCKET_FILE_NAME = '.s.PGSQL.5432';
+const MAX_CONNECTIONS = 4;
+// Unix socket paths are limited to about 107 bytes on Linux.
+const MAX_SOCKET_PATH = 100;
+// A client that vanished mid-exchange (no Sync) must not hold the database forever.
+const ABANDONED_EXCHANGE_MS = 10_000;
+// A client silent this long is disconnected (its open transaction rolled back), so a forgotten psql
+// transaction stalls the server for at most this long.
+const IDLE_CLIENT_MS = 60_000;
+
+export function socketFilePath(dataDir: string): string {
+  return path.join(dataDir, SOCKET_FILE_NAME);
+}
+
+/** A node-postgres connection string reaching the server's socket in dataDir. */
+export function socketConnectionString(dataDir: string): string {
+  return `postgres://postgres@/postgres?host=${encodeURIComponent(dataDir)}`;
+}
+
+/** Holds the Kysely driver's one connection until released (the embedded dialect serialises on it). */
+function holdConnection(db: Kysely<DB>): Promise<() => void> {
+  return new Promise((resolveHold, rejectHold) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    db.connection()
+      .execute(async () => {
+        resolveHold(release);
+        await released;
+      })
+      .catch(rejectHold);
+  });
+}
+
+/**
+ * PGlite is one backend session shared by the server's queries and by socket clients. The socket
+ * server serialises only its own clients, so without this gate a server query could land inside a
+ * client's transaction (or between its Parse and Sync), and a client's query inside a server
+ * transaction. The gate makes a socket client's whole exchange, up to Sync or a simple Query with no
+ * open transaction block, hold the same connection the server's Kysely queries wait for.
+ */
+class SharedSession {
+  private release: (() => void) | null = null;
+  private entering: Promise<void> | null = null;
+  private lastMessageType = 0;
+  private abandonTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly db: Kysely<DB>,
+  ) {}
+
+  private async enter(): Promise<void> {
+    clearTimeout(this.abandonTimer);
+    if (this.release) return;
+    this.entering ??= holdConnection(this.db).then((release) => {
+      this.release = release;
+      this.entering = null;
+    });
+    await this.entering;
+  }
+
+  private leaveIfIdle(): void {
+    if (!this.release) return;
+    // 'S' Sync and 'Q' Query end an exchange; 'X' Terminate and the startup packet (first byte 0) too.
+    const ended = [0x53, 0x51, 0x58, 0x00].includes(this.lastMessageType);
+    if (ended && !this.pglite.isInTransaction()) {
+      this.leave();
+      return;
+    }
+    this.abandonTimer = setTimeout(() => {
+      if (!this.pglite.isInTransaction()) this.leave();
+    }, ABANDONED_EXCHANGE_MS);
+    this.abandonTimer.unref();
+  }
+
+  private leave(): void {
+    clearTimeout(this.abandonTimer);
+    const release = this.release;
+    this.release = null;
+    release?.();
+  }
+
+  /** The PGlite the socket server sees: its exclusive sections go through the gate. */
+  view(): PGlite {
+    const { pglite } = this;
+    const overrides: Partial<Record<keyof PGlite, unknown>> = {
+      runExclusive: async <T>(fn: () => Promise<T>): Promise<T> => {
+        await this.enter();
+        try {
+          return await pglite.runExclusive(fn);
+        } finally {
+          this.leaveIfIdle();
+        }
+      },
+      execProtocolRawStream: (message: Uint8Array, opts: Parameters<PGlite['execProtocolRawStream']>[1]) => {
+        this.lastMessageType = message[0] ?? 0;
+        return pglite.execProtocolRawStream(message, opts);
+      },
+      // Used by the socket server to roll back the transaction of a client that disconnected.
+      exec: async (query: string) => {
+        await this.enter();
+        try {
+          return await pglite.exec(query);
+        } finally {
+          this.lastMessageType = 0x51;
+          this.leaveIfIdle();
+        }
+      },
+    };
+    return new Proxy(pglite, {
+      get(target, prop) {
+        if (prop in overrides) return overrides[prop as keyof PGlite];
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  close(): void {
+    this.leave();
+  }
+}
+
+export interface SocketServer {
+  readonly path: string;
+  stop(): Promise<void>;
+}
+
+/** Serves the embedded database on DATA_DIR/.s.PGSQL.5432 for the CLI and psql while the server runs. */
+export async function startSocketServer(pglite: PGlite, db: Kysely<DB>, dataDir: string): Promise<SocketServer> {
+  const file = socketFilePath(dataDir);
+  if (file.length > MAX_SOCKET_PATH) {
+    throw new Error(`DATA_DIR is too long for a Unix socket path (${file.length} > ${MAX_SOCKET_PATH} bytes): ${file}`);
+  }
+  // Left behind by a server that crashed; we hold the data directory lock, so it is not in use.
+  if (existsSync(file)) unlinkSync(file);
+  const session = new SharedSession(pglite, db);
+  const server = new PGLiteSocketServer({ db: session.view(), path: file, maxConnections: MAX_CONNECTIONS, idleTimeout: IDLE_CLIENT_MS });
+  await server.start();
+  return {
+    path: file,
+    async stop() {
+      await server.stop();
+      session.close();
+      try {
+        unlinkSync(file);
+      } catch {
+        // net.Server removes it on close
+      }
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { standardTimes } from './common.js';
+import { col, defineModel } from './define.js';
+
+// Public read; written by its owner (the default check) or staff.
+export const Comment = defineModel({
+  className: 'Comment',
+  table: 'cmt_comments',
+  prefix: 'cmt',
+  primaryKey: 'cmt_comment_id',
+  owner: 'cmt_usr_user_id',
+  columns: {
+    cmt_comment_id: col.serial(),
+    cmt_comment_id_parent: col.bigint(),
+    cmt_usr_user_id: col.bigint(),
+    cmt_author_name: col.varchar(255),
+    cmt_pst_post_id: col.bigint({ required: true }),
+    cmt_body: col.text({ required: true }),
+    cmt_created_time: col.timestamp(),
+    cmt_is_approved: col.bool(),
+    ...standardTimes('cmt'),
+  },
+  // Approval is moderation, not the author's to set.
+  exposure: { readable: true, writable: true, publicRead: true, unwritable: ['cmt_is_approved', 'cmt_created_time'] },
+});

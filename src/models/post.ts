@@ -1,0 +1,31 @@
+import { maxVisibleTierLevel, staffOnly, standardTimes } from './common.js';
+import { col, defineModel } from './define.js';
+
+// pst_usr_user_id is the author (stamped from the caller on POST); writes are staff-only all the same.
+export const Post = defineModel({
+  className: 'Post',
+  table: 'pst_posts',
+  prefix: 'pst',
+  primaryKey: 'pst_post_id',
+  owner: 'pst_usr_user_id',
+  columns: {
+    pst_post_id: col.serial(),
+    pst_title: col.varchar(255),
+    pst_link: col.varchar(255),
+    pst_usr_user_id: col.bigint({ required: true }),
+    pst_body: col.text(),
+    pst_is_published: col.bool(),
+    pst_published_time: col.timestamp(),
+    pst_is_on_homepage: col.bool(),
+    pst_is_pinned: col.bool(),
+    pst_short_description: col.varchar(255),
+    pst_fil_file_id: col.bigint(),
+    pst_tier_min_level: col.int(),
+    pst_tier_public_after_hours: col.int(),
+    ...standardTimes('pst'),
+  },
+  exposure: { readable: true, writable: true, publicRead: true },
+  checks: { write: staffOnly },
+  gate: { minLevel: 'pst_tier_min_level', publicAfterHours: 'pst_tier_public_after_hours', publishedTime: 'pst_published_time', body: ['pst_body'] },
+  filters: { max_visible_tier_level: maxVisibleTierLevel('pst_tier_min_level') },
+});

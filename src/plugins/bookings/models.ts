@@ -1,0 +1,45 @@
+import { standardTimes } from '../../models/common.js';
+import { col, defineModel } from '../../models/define.js';
+
+// The bookings plugin's models (plugins/bookings/plugin.json). They live under src/ so they compile with
+// the rest; `plugin: 'bookings'` makes them CRUD resources only while the plugin is active.
+
+/** A bookable thing: owner-less, so staff write; public read. */
+export const BookingResource = defineModel({
+  className: 'BookingResource',
+  table: 'bkr_booking_resources',
+  prefix: 'bkr',
+  primaryKey: 'bkr_booking_resource_id',
+  owner: null,
+  plugin: 'bookings',
+  columns: {
+    bkr_booking_resource_id: col.serial(),
+    bkr_name: col.varchar(255, { required: true }),
+    bkr_description: col.text(),
+    /** e.g. {"mon": [["09:00","17:00"]], ...} */
+    bkr_weekly_availability: col.jsonb(),
+    bkr_slot_minutes: col.int({ min: 5, maxValue: 1440 }),
+    ...standardTimes('bkr'),
+  },
+  exposure: { readable: true, writable: true, publicRead: true },
+});
+
+/** One booked slot; a live booking's (resource, start) is unique. */
+export const Booking = defineModel({
+  className: 'Booking',
+  table: 'bkg_bookings',
+  prefix: 'bkg',
+  primaryKey: 'bkg_booking_id',
+  owner: 'bkg_usr_user_id',
+  plugin: 'bookings',
+  columns: {
+    bkg_booking_id: col.serial(),
+    bkg_bkr_booking_resource_id: col.bigint({ required: true }),
+    bkg_usr_user_id: col.bigint({ required: true }),
+    bkg_start_time: col.timestamp({ required: true }),
+    bkg_end_time: col.timestamp({ required: true }),
+    bkg_status: col.varchar(20, { options: ['confirmed', 'cancelled'] }),
+    ...standardTimes('bkg'),
+  },
+  exposure: { readable: true, writable: true },
+});

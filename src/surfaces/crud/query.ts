@@ -1,0 +1,93 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { DB } from '../../db/types.js';
+import type { Model, Row } from '../../models/define.js';
+import { transactionError } from '../../http/errors.js';
+import type { Scope } from './authorize.js';
+import { sortColumn } from './fields.js';
+
+/** Model tables are reached through their declarations; every identifier below comes from one. */
+const anyDb = (db: Kysely<DB>) => db as unknown as Kysely<any>;
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
+export const DEFAULT_NUMPERPAGE = 3;
+/** A collection page never holds more than this many rows; a larger numperpage is clamped to it. */
+export const MAX_NUMPERPAGE = 1000;
+
+export interface CollectionParams {
+  page: number;
+  numperpage: number;
+  sort: string;
+  direction: 'asc' | 'desc';
+  filters: Array<{ name: string; value: unknown }>;
+}
+
+function intParam(name: string, raw: unknown, fallback: number, min: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw) || Number(raw) < min) throw transactionError(`Invalid ${name}: expected an integer of at least ${min}`);
+  return Number(raw);
+}
+
+/** page, numperpage, sort, sdirection and the model's declared filters; any other parameter is ignored. */
+export function parseCollectionParams(model: Model, query: Record<string, unknown>): CollectionParams {
+  const page = intParam('page', query.page, 0, 0);
+  const numperpage = Math.min(intParam('numperpage', query.numperpage, DEFAULT_NUMPERPAGE, 1), MAX_NUMPERPAGE);
+  let sort = model.primaryKey;
+  if (query.sort !== undefined && query.sort !== '') {
+    const resolved = typeof query.sort === 'string' ? sortColumn(model, query.sort) : null;
+    if (!resolved) throw transactionError('Invalid sort column');
+    sort = resolved;
+  }
+  const direction = typeof query.sdirection === 'string' && query.sdirection.toUpperCase() === 'DESC' ? 'desc' : 'asc';
+  const filters: CollectionParams['filters'] = [];
+  for (const [name, filter] of Object.entries(model.filters ?? {})) {
+    const raw = query[name];
+    if (raw === undefined || raw === '') continue;
+    const parsed = typeof raw === 'string' ? filter.parse(raw) : { error: `${name} must be a single value` };
+    if ('error' in parsed) throw transactionError(parsed.error);
+    filters.push({ name, value: parsed.value });
+  }
+  return { page, numperpage, sort, direction, filters };
+}
+
+/** The scoped, live, filtered rows of a model, before paging. */
+function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): AnySelect {
+  let q: AnySelect = anyDb(db).selectFrom(model.table);
+  if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
+  if (scope.kind === 'owner') {
+    const { columns, userId } = scope;
+    q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', userId))));
+  }
+  for (const { name, value } of params.filters) q = model.filters![name]!.apply(q, value);
+  return q;
+}
+
+/** num_results is counted in the database, after scoping and filters; then one page is loaded. */
+export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): Promise<{ total: number; rows: Row[] }> {
+  if (scope.kind === 'none') return { total: 0, rows: [] };
+  const counted = await scopedQuery(db, model, scope, params)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  const total = Number((counted as { n: unknown }).n);
+  let q = scopedQuery(db, model, scope, params).select(Object.keys(model.columns)).orderBy(params.sort, params.direction);
+  if (params.sort !== model.primaryKey) q = q.orderBy(model.primaryKey, 'asc');
+  const rows = (await q.limit(params.numperpage).offset(params.page * params.numperpage).execute()) as Row[];
+  return { total, rows };
+}
+
+/** A live (not soft-deleted) row by primary key; in a write transaction the row is locked. */
+export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false): Promise<Row | undefined> {
+  let q: AnySelect = anyDb(db).selectFrom(model.table).select(Object.keys(model.columns)).where(model.primaryKey, '=', id);
+  if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
+  if (forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) as Row | undefined;
+}
+
+export async function insertRow(db: Kysely<DB>, model: Model, values: Row): Promise<number> {
+  const row = await anyDb(db).insertInto(model.table).values(values).returning(model.primaryKey).executeTakeFirstOrThrow();
+  return Number((row as Row)[model.primaryKey]);
+}
+
+export async function updateRow(db: Kysely<DB>, model: Model, id: number, values: Row): Promise<void> {
+  if (Object.keys(values).length === 0) return;
+  await anyDb(db).updateTable(model.table).set(values).where(model.primaryKey, '=', id).execute();
+}

@@ -1,0 +1,157 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import type { Model, ModelContext, Row } from '../../models/define.js';
+import { models } from '../../models/index.js';
+import { requireCapability } from '../../http/auth/capabilities.js';
+import { success } from '../../http/envelope.js';
+import { authError, isApiError, notFound, transactionError } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { authorizeRecord, collectionScope, recordAllowed } from './authorize.js';
+import { requireCreateFields, sanitizeInput } from './coerce.js';
+import { exportRow } from './export.js';
+import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
+
+type Verb = 'read' | 'write';
+interface ClassParams { className: string }
+interface ItemParams { className: string; id: string }
+
+/** Unknown class, class not exposed for the verb, plugin inactive: one indistinguishable 404. */
+const noSuchClass = (request: FastifyRequest) => notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
+
+/**
+ * GET, POST, PUT and DELETE over the model registry (the contract's CRUD endpoints). Each handler reads
+ * top to bottom: resolve the class for the verb (404), authenticate, the key's capability (403), the row and the
+ * per-record check (400 not found, 403 denied), input through the allowlist and coercion (400), then
+ * the write in one transaction and the export.
+ */
+export async function crudSurface(api: FastifyInstance, services: Services): Promise<void> {
+  const { db, clock, settings, plugins } = services;
+
+  function resource(request: FastifyRequest, className: string, verb: Verb): Model {
+    const model = models.resource(className, plugins);
+    const exposed = verb === 'read' ? model?.exposure.readable : model?.exposure.writable;
+    if (!model || !exposed) throw noSuchClass(request);
+    return model;
+  }
+
+  /** The collection path is the class name plus one 's' (Address → Addresss). */
+  function collectionResource(request: FastifyRequest, path: string): Model {
+    if (!path.endsWith('s')) throw noSuchClass(request);
+    return resource(request, path.slice(0, -1), 'read');
+  }
+
+  /** Authentication runs after the class resolves, so an unknown class is a 404 like any unknown path. */
+  async function context(request: FastifyRequest, capability: 'read' | 'write' | 'delete'): Promise<ModelContext> {
+    const principal = await request.authenticate();
+    if (!principal.user) throw authError(401, 'Authentication required');
+    requireCapability(principal, capability);
+    return { db, clock, settings, viewer: { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission } };
+  }
+
+  function parseId(model: Model, raw: string): number {
+    if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw transactionError(`${model.className} not found`);
+    return Number(raw);
+  }
+
+  /** Database refusals of a write (constraints, bad data) are save errors, not server faults. */
+  async function saving<T>(work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction().execute(work);
+    } catch (e) {
+      if (isApiError(e)) throw e;
+      const code = String((e as { code?: unknown }).code ?? '');
+      if (code === '23505') throw transactionError('Save failed: a conflicting record exists');
+      if (code === '23503') throw transactionError('Save failed: a referenced record does not exist');
+      if (code.startsWith('23')) throw transactionError('Save failed: a required value is missing or not allowed');
+      if (code.startsWith('22')) throw transactionError('Save failed: a value is out of range or malformed');
+      throw e;
+    }
+  }
+
+  function stampTimes(model: Model, values: Row, now: Date, creating: boolean): void {
+    const t = (suffix: string) => `${model.prefix}_${suffix}`;
+    if (creating && model.columns[t('create_time')]) values[t('create_time')] = now;
+    if (model.columns[t('update_time')]) values[t('update_time')] = now;
+  }
+
+  const config = { feature: 'crud' as const, auth: 'surface' as const };
+
+  api.get<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
+    const model = resource(request, request.params.className, 'read');
+    request.logAction = `${model.className}:read`;
+    const ctx = await context(request, 'read');
+    const row = await loadRow(db, model, parseId(model, request.params.id));
+    if (!row) throw transactionError(`${model.className} not found`);
+    await authorizeRecord(model, row, 'read', ctx);
+    return success(await exportRow(model, row, ctx), `${model.className} found.`);
+  });
+
+  api.get<{ Params: ClassParams; Querystring: Record<string, unknown> }>('/:className', { config }, async (request) => {
+    const model = collectionResource(request, request.params.className);
+    request.logAction = `${model.className}:list`;
+    const ctx = await context(request, 'read');
+    const params = parseCollectionParams(model, request.query ?? {});
+    const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
+    const data: Row[] = [];
+    for (const row of rows) if (await recordAllowed(model, row, 'read', ctx)) data.push(await exportRow(model, row, ctx));
+    return success(data, '', { num_results: total, page: params.page, numperpage: params.numperpage });
+  });
+
+  api.post<{ Params: ClassParams }>('/:className', { config }, async (request) => {
+    const model = resource(request, request.params.className, 'write');
+    request.logAction = `${model.className}:create`;
+    const ctx = await context(request, 'write');
+    const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+    const values = sanitizeInput(model, body);
+    // The owner is the caller, whatever the input says (the user model owns itself: nothing to stamp).
+    if (model.owner && model.owner !== model.primaryKey) values[model.owner] = ctx.viewer.current_user_id;
+    requireCreateFields(model, values);
+    await authorizeRecord(model, values, 'write', ctx);
+    const row = await saving(async (trx) => {
+      stampTimes(model, values, clock.now(), true);
+      const id = model.createNew ? await model.createNew(values, { ...ctx, trx }) : await insertRow(trx, model, values);
+      return loadRow(trx, model, id);
+    });
+    if (!row) throw transactionError(`${model.className} not found`);
+    return success(await exportRow(model, row, ctx), `New ${model.className} successful.`);
+  });
+
+  api.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>('/:className/:id', { config }, async (request) => {
+    const model = resource(request, request.params.className, 'write');
+    request.logAction = `${model.className}:update`;
+    const ctx = await context(request, 'write');
+    const id = parseId(model, request.params.id);
+    const row = await saving(async (trx) => {
+      const stored = await loadRow(trx, model, id, true);
+      if (!stored) throw transactionError(`${model.className} not found`);
+      // Authorised as stored, before any input is looked at.
+      await authorizeRecord(model, stored, 'write', ctx);
+      const changes = sanitizeInput(model, request.query ?? {});
+      await model.beforeUpdate?.(stored, changes, { ...ctx, trx });
+      stampTimes(model, changes, clock.now(), false);
+      await updateRow(trx, model, id, changes);
+      return loadRow(trx, model, id);
+    });
+    return success(await exportRow(model, row!, ctx), `${model.className} update successful.`);
+  });
+
+  api.delete<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
+    const model = resource(request, request.params.className, 'write');
+    request.logAction = `${model.className}:delete`;
+    const ctx = await context(request, 'delete');
+    const id = parseId(model, request.params.id);
+    const deleteColumn = model.deleteColumn;
+    if (!deleteColumn) throw noSuchClass(request);
+    const row = await saving(async (trx) => {
+      const stored = await loadRow(trx, model, id, true);
+      if (!stored) throw transactionError(`${model.className} not found`);
+      await authorizeRecord(model, stored, 'write', ctx);
+      const changes: Row = { [deleteColumn]: clock.now() };
+      stampTimes(model, changes, clock.now(), false);
+      await updateRow(trx, model, id, changes);
+      return { ...stored, ...changes };
+    });
+    return success(await exportRow(model, row, ctx), 'Deletion successful.');
+  });
+}

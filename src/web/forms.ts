@@ -1,0 +1,63 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.js';
+import { html, type SafeHtml } from './html.js';
+import { page, sendPage } from './layout.js';
+import { checkFormToken, formToken } from './sessions.js';
+import { pageViewer, type SignedInUser } from './viewer.js';
+
+export type Viewer = Awaited<ReturnType<typeof pageViewer>>;
+
+export function bodyField(request: FastifyRequest, name: string): string {
+  const v = ((request.body ?? {}) as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v : '';
+}
+
+export function hasBodyField(request: FastifyRequest, name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(request.body ?? {}, name);
+}
+
+/** A labelled field with its error shown right below it. */
+export function fieldBlock(id: string, label: string, control: SafeHtml, error?: string, help?: string): SafeHtml {
+  return html`<div class="field">
+  <label for="${id}">${label}</label>
+  ${control}
+  ${help ? html`<div class="help">${help}</div>` : ''}
+  ${error ? html`<div class="field-error" id="${id}-error" role="alert">${error}</div>` : ''}
+</div>`;
+}
+
+export function tokenInput(viewer: Viewer, formName: string): SafeHtml {
+  return html`<input type="hidden" name="form_token" value="${viewer.session ? formToken(viewer.session, formName) : ''}">`;
+}
+
+export function logoutToken(viewer: Viewer): string {
+  return viewer.session ? formToken(viewer.session, 'logout') : '';
+}
+
+export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: string, body: SafeHtml, status = 200): FastifyReply {
+  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer) }), status);
+}
+
+/**
+ * The page guard: anonymous visitors go to sign-in, signed-in users below `minPermission` get 403.
+ * Returns the viewer, or null when a response was already sent.
+ */
+export async function guardPage(request: FastifyRequest, reply: FastifyReply, services: Services, minPermission: number): Promise<(Viewer & { user: SignedInUser }) | null> {
+  const viewer = await pageViewer(request, services);
+  if (!viewer.user) {
+    await reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
+    return null;
+  }
+  if (viewer.user.usr_permission < minPermission) {
+    await sendViewerPage(reply, viewer, 'Forbidden', html`<div class="card"><p class="error">This page is for staff only.</p></div>`, 403);
+    return null;
+  }
+  return viewer as Viewer & { user: SignedInUser };
+}
+
+/** Checks a POSTed form's per-form token; sends a 403 page and returns false when it is wrong. */
+export async function checkPostedForm(request: FastifyRequest, reply: FastifyReply, viewer: Viewer, formName: string): Promise<boolean> {
+  if (checkFormToken(viewer.session, formName, bodyField(request, 'form_token'))) return true;
+  await sendViewerPage(reply, viewer, 'Form expired', html`<div class="card"><p class="error">The form expired. Go back, reload and try again.</p></div>`, 403);
+  return false;
+}

@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import type { SettingDefinition } from '../../../settings/definitions.js';
+import { SettingError, settingDefinition, validateSettingValue } from '../../../settings/registry.js';
+import type { Services } from '../../../services.js';
+import { bodyField, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
+import { html } from '../../html.js';
+import { adminNav } from './nav.js';
+
+/** The six subscription behaviour settings, then the gate settings, in the order the screen shows them. */
+export const SUBSCRIPTION_SCREEN_SETTINGS = [
+  'subscription_downgrades_enabled',
+  'subscription_downgrade_timing',
+  'subscription_cancellation_enabled',
+  'subscription_cancellation_timing',
+  'subscription_reactivation_enabled',
+  'subscription_cancellation_prorate',
+  'tier_upgrade_url',
+  'tier_gate_preview_length',
+  'tier_gate_hide_from_listings',
+] as const;
+
+const LABELS: Record<string, string> = {
+  subscription_downgrades_enabled: 'Members may downgrade',
+  subscription_downgrade_timing: 'Downgrades take effect',
+  subscription_cancellation_enabled: 'Members may cancel',
+  subscription_cancellation_timing: 'Cancellations take effect',
+  subscription_reactivation_enabled: 'Members may reactivate a cancelled subscription',
+  subscription_cancellation_prorate: 'Refund the unused period on immediate cancellation',
+  tier_upgrade_url: 'Upgrade URL',
+  tier_gate_preview_length: 'Preview length (characters; 0 shows no preview)',
+  tier_gate_hide_from_listings: 'Hide gated items from listings of members without the tier',
+};
+const TIMING: Record<string, string> = { immediate: 'Immediately', end_of_period: 'At the end of the paid period' };
+
+function control(def: SettingDefinition, value: unknown) {
+  const id = def.name;
+  switch (def.type) {
+    case 'boolean':
+      return html`<input type="hidden" name="${id}" value="false"><input id="${id}" name="${id}" type="checkbox" value="true" ${value === true ? html`checked` : ''}>`;
+    case 'enum':
+      return html`<select id="${id}" name="${id}">${def.options.map((o) => html`<option value="${o}" ${value === o ? html`selected` : ''}>${TIMING[o] ?? o}</option>`)}</select>`;
+    case 'integer':
+      return html`<input id="${id}" name="${id}" type="number" step="1" ${def.min !== undefined ? html`min="${def.min}"` : ''} ${def.max !== undefined && def.max < Number.MAX_SAFE_INTEGER ? html`max="${def.max}"` : ''} value="${String(value)}">`;
+    default:
+      return html`<input id="${id}" name="${id}" type="text" value="${String(value ?? '')}">`;
+  }
+}
+
+/** Parses a posted form value into the setting's type; the registry's validation then has the last word. */
+function parsePosted(def: SettingDefinition, raw: string): unknown {
+  if (def.type === 'boolean') return raw === 'true';
+  if (def.type === 'integer') return raw.trim() === '' || !/^-?\d+$/.test(raw.trim()) ? Number.NaN : Number(raw.trim());
+  return raw.trim();
+}
+
+export function subscriptionSettingsPage(web: FastifyInstance, services: Services): void {
+  const { settings } = services;
+
+  const render = (viewer: Viewer, values: Record<string, unknown>, errors: Record<string, string>, saved: boolean) =>
+    html`${adminNav()}
+${saved ? html`<p class="notice" role="status" id="settings-saved">Settings saved.</p>` : ''}
+${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was saved: fix the fields marked below.</p>` : ''}
+<div class="card"><form method="post" action="/admin/settings/subscriptions" novalidate>
+  ${tokenInput(viewer, 'subscription-settings')}
+  ${SUBSCRIPTION_SCREEN_SETTINGS.map((name) => {
+    const def = settingDefinition(name)!;
+    return fieldBlock(name, LABELS[name] ?? name, control(def, values[name]), errors[name], def.description);
+  })}
+  <button class="primary" type="submit">Save settings</button>
+</form></div>`;
+
+  const current = () => Object.fromEntries(SUBSCRIPTION_SCREEN_SETTINGS.map((n) => [n, settings.get(n)]));
+
+  web.get('/admin/settings/subscriptions', async (request, reply) => {
+    const viewer = await guardPage(request, reply, services, 5);
+    if (!viewer) return reply;
+    return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, current(), {}, false));
+  });
+
+  web.post('/admin/settings/subscriptions', async (request, reply) => {
+    const viewer = await guardPage(request, reply, services, 5);
+    if (!viewer) return reply;
+    if (!(await checkPostedForm(request, reply, viewer, 'subscription-settings'))) return reply;
+    const values: Record<string, unknown> = current();
+    const errors: Record<string, string> = {};
+    const accepted: Array<[string, unknown]> = [];
+    for (const name of SUBSCRIPTION_SCREEN_SETTINGS) {
+      if (!hasBodyField(request, name)) continue;
+      const def = settingDefinition(name)!;
+      const raw = bodyField(request, name);
+      const parsed = parsePosted(def, raw);
+      values[name] = def.type === 'integer' ? raw : parsed;
+      try {
+        accepted.push([name, validateSettingValue(def, parsed)]);
+      } catch (e) {
+        if (!(e instanceof SettingError)) throw e;
+        errors[name] = e.message.replace(`setting ${name} `, 'Must ').replace('Must must', 'Must');
+      }
+    }
+    if (Object.keys(errors).length > 0) {
+      return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, values, errors, false), 400);
+    }
+    // Every value was checked first, so the writes cannot fail half-way on bad input.
+    await services.db.transaction().execute(async (trx) => {
+      for (const [name, value] of accepted) await settings.set(name, value, trx);
+    });
+    return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, current(), {}, true));
+  });
+}
