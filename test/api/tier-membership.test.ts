@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TierInputError } from '../../src/tiers/errors.js';
 import { BILLING_SOURCES, type TierMembershipService } from '../../src/tiers/membership.js';
@@ -265,6 +266,24 @@ describe('tier membership state table', () => {
     ).rejects.toThrow('order item write failed');
     expect(await tierOf(userId)).toBeNull();
     expect(await changeRows(t, userId)).toEqual([]);
+  });
+
+  it("reads the product's tier link (pro_sbt_subscription_tier_id) when given a product id", async () => {
+    const insert = async (tierId: number | null) =>
+      (
+        await sql<{ pro_product_id: number }>`
+          insert into pro_products (pro_name, pro_link, pro_sbt_subscription_tier_id)
+          values (${'Membership'}, ${'membership'}, ${tierId}) returning pro_product_id`.execute(t.services.db)
+      ).rows[0]!.pro_product_id;
+    const linked = await insert(silver.tierId);
+    const unlinked = await insert(null);
+    const userId = await newUser();
+    expect(await m.grantTierFromPurchase(userId, unlinked, 'card_processor', ref(1))).toEqual({ outcome: 'no_tier_link' });
+    expect(await m.grantTierFromPurchase(userId, linked, 'card_processor', ref(2))).toEqual({ outcome: 'joined', tierId: silver.tierId });
+    expect(JSON.parse((await changeRows(t, userId))[0]!.cht_metadata!).product_id).toBe(Number(linked));
+    await expect(m.grantTierFromPurchase(userId, 987_654, 'card_processor', null)).rejects.toThrow('No product with id 987654');
+    // The link must name a tier that exists.
+    await expect(insert(987_654)).rejects.toThrow(/pro_products_tier_fk/);
   });
 
   it('accepts all four billing sources on the one grant path, and refuses any other', async () => {
