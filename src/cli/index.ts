@@ -22,6 +22,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   plugin: { usage: USAGE.plugin, load: async () => (await import('./plugin.js')).pluginCommand },
   task: { usage: USAGE.task, load: async () => (await import('./task.js')).taskCommand },
   tier: { usage: USAGE.tier, load: async () => (await import('./tier.js')).tierCommand },
+  backup: { usage: USAGE.backup, load: async () => (await import('./backup.js')).backupCommand },
 };
 
 export const EXIT_OK = 0;

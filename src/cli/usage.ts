@@ -11,6 +11,7 @@ export const USAGE = {
   plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
+  backup: ['gatehouse backup create'],
 } as const;
 
 /** The usage of a group as one message: `usage: first\n       second`. */
