@@ -12,6 +12,8 @@ import { Plugins } from './plugins/registry.js';
 import { Settings } from './settings/store.js';
 import { Scheduler } from './tasks/scheduler.js';
 import { allTasks } from './tasks/index.js';
+import { setTierResolver } from './accounts/session-summary.js';
+import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
 
 export interface RateLimitBuckets {
@@ -38,6 +40,8 @@ export interface Services {
   buckets: RateLimitBuckets;
   requestLog: RequestLog;
   scheduler: Scheduler;
+  /** Tiers: feature registry, membership services, feature reads. */
+  tiers: TierSystem;
   close(): Promise<void>;
 }
 
@@ -56,6 +60,10 @@ export interface ServiceOptions {
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
   const db = opts.database.db;
+  // Invalid tier feature definitions stop the start here, with a message naming the file and key.
+  const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
+  installFeatureRegistry(tiers.registry);
+  setTierResolver((database, userId) => tiers.sessionTier(database, userId));
   const settings = new Settings(db, clock);
   const plugins = new Plugins(db, clock, opts.pluginsDir);
   await Promise.all([settings.load(), plugins.load()]);
@@ -77,6 +85,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   return {
     ...partial,
     scheduler,
+    tiers,
     async close() {
       if (refresh) clearInterval(refresh);
       await scheduler.stop();

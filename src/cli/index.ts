@@ -3,6 +3,7 @@ import { UserInputError } from '../accounts/users.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { PluginError } from '../plugins/registry.js';
 import { SettingError } from '../settings/registry.js';
+import { TierInputError } from '../tiers/errors.js';
 import { CliUsageError, Exited, type CliIo, type CommandGroup } from './context.js';
 import { USAGE } from './usage.js';
 
@@ -20,6 +21,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   setting: { usage: USAGE.setting, load: async () => (await import('./setting.js')).settingCommand },
   plugin: { usage: USAGE.plugin, load: async () => (await import('./plugin.js')).pluginCommand },
   task: { usage: USAGE.task, load: async () => (await import('./task.js')).taskCommand },
+  tier: { usage: USAGE.tier, load: async () => (await import('./tier.js')).tierCommand },
   backup: { usage: USAGE.backup, load: async () => (await import('./backup.js')).backupCommand },
 };
 
@@ -39,7 +41,8 @@ function isBadInput(e: unknown): boolean {
     e instanceof ApiKeyInputError ||
     e instanceof SettingError ||
     e instanceof PluginError ||
-    e instanceof ConfigError
+    e instanceof ConfigError ||
+    e instanceof TierInputError
   );
 }
 

@@ -10,6 +10,7 @@ export const USAGE = {
   setting: ['gatehouse setting get NAME', 'gatehouse setting set NAME VALUE'],
   plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
   task: ['gatehouse task run NAME|all'],
+  tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
   backup: ['gatehouse backup create'],
 } as const;
 

@@ -96,6 +96,65 @@ export interface PluginsTable {
   plg_update_time: GeneratedTimestamp;
 }
 
+export interface GroupsTable {
+  grp_group_id: Generated<number>;
+  grp_name: string;
+  grp_description: Nullable<string>;
+  grp_usr_user_id_created: Nullable<number>;
+  grp_category: Nullable<string>;
+  grp_create_time: GeneratedTimestamp;
+  grp_update_time: GeneratedTimestamp;
+  grp_delete_time: Nullable<Timestamp>;
+}
+
+export type AssignmentMethod = 'purchase' | 'manual' | 'other';
+export type SubscriptionStatus = 'active' | 'cancelled' | 'expired' | 'refunded' | 'replaced';
+
+export interface GroupMembersTable {
+  grm_group_member_id: Generated<number>;
+  grm_grp_group_id: number;
+  /** The member's user id. */
+  grm_foreign_key_id: number;
+  grm_create_time: GeneratedTimestamp;
+  grm_assigned_time: GeneratedTimestamp;
+  grm_assignment_method: ColumnType<AssignmentMethod, AssignmentMethod | undefined, AssignmentMethod>;
+  grm_subscription_status: Nullable<SubscriptionStatus>;
+  /** Set only on tier memberships (at most one per user). */
+  grm_sbt_subscription_tier_id: Nullable<number>;
+}
+
+export type FeatureValue = number | boolean | string;
+
+export interface SubscriptionTiersTable {
+  sbt_subscription_tier_id: Generated<number>;
+  sbt_grp_group_id: number;
+  sbt_tier_level: number;
+  sbt_name: string;
+  sbt_display_name: string;
+  sbt_description: Nullable<string>;
+  sbt_features: ColumnType<Record<string, FeatureValue>, string | undefined, string>;
+  sbt_is_active: Generated<boolean>;
+  sbt_create_time: GeneratedTimestamp;
+  sbt_update_time: GeneratedTimestamp;
+  sbt_delete_time: Nullable<Timestamp>;
+}
+
+export interface ChangeTrackingTable {
+  cht_change_tracking_id: Generated<number>;
+  cht_entity_type: string;
+  cht_entity_id: Nullable<number>;
+  cht_usr_user_id: Nullable<number>;
+  cht_field_name: Nullable<string>;
+  cht_old_value: Nullable<string>;
+  cht_new_value: Nullable<string>;
+  cht_change_time: GeneratedTimestamp;
+  cht_change_reason: Nullable<string>;
+  cht_reference_type: Nullable<string>;
+  cht_reference_id: Nullable<number>;
+  cht_changed_by_usr_user_id: Nullable<number>;
+  cht_metadata: Nullable<string>;
+}
+
 export type IdempotencyState = 'executing' | 'stored';
 
 export interface ApiIdempotencyKeysTable {
@@ -184,6 +243,10 @@ export interface DB {
   rql_request_logs: RequestLogsTable;
   tsk_task_runs: TaskRunsTable;
   plg_plugins: PluginsTable;
+  grp_groups: GroupsTable;
+  grm_group_members: GroupMembersTable;
+  sbt_subscription_tiers: SubscriptionTiersTable;
+  cht_change_tracking: ChangeTrackingTable;
   aik_api_idempotency_keys: ApiIdempotencyKeysTable;
   act_activation_codes: ActivationCodesTable;
   mob_mail_outbox: MailOutboxTable;

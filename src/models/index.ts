@@ -33,6 +33,9 @@ const modules: Array<Record<string, unknown>> = await Promise.all([
   import('./phone-number.js'),
   import('./passkey.js'),
   import('./webhook-log.js'),
+  import('./subscription-tier.js'),
+  import('./group.js'),
+  import('./group-member.js'),
   import('../plugins/bookings/models.js'),
 ]);
 

@@ -5,7 +5,7 @@ import { FLOORED_NAME } from '../../src/surfaces/crud/fields.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 // Walks every model in the registry: exposure per verb, floors on every export, class-name resolution.
-const READABLE = ['User', 'Product', 'Event', 'EventRegistrant', 'EventSession', 'Order', 'OrderItem', 'Post', 'Page', 'Email', 'Message', 'File', 'CouponCode', 'Location', 'Video', 'Comment', 'Survey', 'SurveyAnswer', 'Question', 'QuestionOption', 'MailingList', 'MailingListRegistrant', 'Passkey'];
+const READABLE = ['User', 'Product', 'Event', 'EventRegistrant', 'EventSession', 'Order', 'OrderItem', 'Group', 'GroupMember', 'Post', 'Page', 'Email', 'Message', 'File', 'CouponCode', 'SubscriptionTier', 'Location', 'Video', 'Comment', 'Survey', 'SurveyAnswer', 'Question', 'QuestionOption', 'MailingList', 'MailingListRegistrant', 'Passkey'];
 const NOT_WRITABLE = ['Order', 'OrderItem', 'EventRegistrant', 'Passkey'];
 const NEVER_EXPOSED = ['ApiKey', 'Setting', 'RequestLog', 'ChangeTracking', 'WebhookLog', 'Address', 'PhoneNumber', 'WaitingList', 'IdempotencyRecord'];
 

@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as coreModels from './0002_core_models.js';
+import * as tiers from './0003_tiers.js';
 import * as actions from './0004_actions.js';
+import * as tierProductLink from './0005_tier_product_link.js';
 import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
 
@@ -9,7 +11,9 @@ import * as appLinks from './0007_app_links.js';
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_core_models': coreModels,
+  '0003_tiers': tiers,
   '0004_actions': actions,
+  '0005_tier_product_link': tierProductLink,
   '0006_web_sessions': webSessions,
   '0007_app_links': appLinks,
 };

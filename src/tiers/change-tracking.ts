@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+
+/** Why a tier membership changed (or did not): a closed set. */
+export type TierChangeReason =
+  | 'purchase'
+  | 'renewal'
+  | 'purchase_skipped_lower_level'
+  | 'renewal_skipped_lower_level'
+  | 'purchase_skipped_tier_unavailable'
+  | 'renewal_skipped_tier_unavailable'
+  | 'expiry'
+  | 'cancellation'
+  | 'refund'
+  | 'manual';
+
+/** What a change points back to (an order item, a webhook log entry, ...). */
+export interface ChangeReference {
+  type: string;
+  id: number | null;
+}
+
+export const TIER_ENTITY_TYPE = 'subscription_tier';
+export const TIER_MEMBERSHIP_FIELD = 'tier_membership';
+
+export interface TierChange {
+  /** The tier acted on: joined, left, kept, or whose grant was skipped (null: a manual no-tier to no-tier). */
+  tierId: number | null;
+  userId: number;
+  oldTierId: number | null;
+  newTierId: number | null;
+  reason: TierChangeReason;
+  reference: ChangeReference | null;
+  changedBy: number | null;
+  at: Date;
+  metadata: Record<string, unknown>;
+}
+
+/** Writes one cht_change_tracking row for a tier membership change or skip. */
+export async function recordTierChange(db: Kysely<DB>, c: TierChange): Promise<void> {
+  await db
+    .insertInto('cht_change_tracking')
+    .values({
+      cht_entity_type: TIER_ENTITY_TYPE,
+      cht_entity_id: c.tierId,
+      cht_usr_user_id: c.userId,
+      cht_field_name: TIER_MEMBERSHIP_FIELD,
+      cht_old_value: c.oldTierId === null ? null : String(c.oldTierId),
+      cht_new_value: c.newTierId === null ? null : String(c.newTierId),
+      cht_change_time: c.at,
+      cht_change_reason: c.reason,
+      cht_reference_type: c.reference?.type ?? null,
+      cht_reference_id: c.reference?.id ?? null,
+      cht_changed_by_usr_user_id: c.changedBy,
+      cht_metadata: JSON.stringify(c.metadata),
+    })
+    .execute();
+}

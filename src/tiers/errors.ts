@@ -1,0 +1,20 @@
+/**
+ * A refusal of tier input (unknown user or tier, bad field, duplicate tier). The CRUD hooks turn it into a
+ * 400 TransactionError, the CLI into exit status 2; `fields` names each bad field or feature key.
+ */
+export class TierInputError extends Error {
+  constructor(message: string, readonly fields: Record<string, string> = {}) {
+    super(message);
+    this.name = 'TierInputError';
+  }
+}
+
+export const TIER_EXISTS = 'Tier already exists';
+
+/** A unique-constraint violation, as both drivers report it (SQLSTATE 23505). */
+export function isUniqueViolation(e: unknown, constraint?: string): boolean {
+  const err = e as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (err?.code !== '23505') return false;
+  if (!constraint) return true;
+  return err.constraint === constraint || String(err.message ?? '').includes(constraint);
+}

@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import type { TierSummary } from '../accounts/session-summary.js';
+import type { DB } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import { tierFeatureAudit, tierFeatureAuditReport } from './audit.js';
+import { FeatureRegistry, type FeatureRegistryOptions } from './feature-registry.js';
+import { TierFeatureReader, fetchUserTier } from './features.js';
+import { TierMembershipService } from './membership.js';
+
+/**
+ * The tier system of one process: the feature registry (loaded and validated at start), the membership
+ * services (the one grant path, the one removal path, manual assignment) and feature reads.
+ */
+export class TierSystem {
+  readonly membership: TierMembershipService;
+  private readonly readers = new WeakMap<object, TierFeatureReader>();
+
+  constructor(
+    readonly db: Kysely<DB>,
+    readonly clock: Clock,
+    readonly registry: FeatureRegistry,
+  ) {
+    this.membership = new TierMembershipService(db, clock);
+  }
+
+  /** Loads the feature definitions; throws FeatureDefinitionError (naming file and key) when one is invalid. */
+  static load(db: Kysely<DB>, clock: Clock, opts: FeatureRegistryOptions = {}): TierSystem {
+    return new TierSystem(db, clock, FeatureRegistry.load(opts));
+  }
+
+  /** The feature reader for a scope (a request): one tier query per user per scope, shared by every read. */
+  readerFor(scope: object): TierFeatureReader {
+    let reader = this.readers.get(scope);
+    if (!reader) {
+      reader = new TierFeatureReader(this.db, this.registry);
+      this.readers.set(scope, reader);
+    }
+    return reader;
+  }
+
+  /** The session user summary's tier: name, level and every declared feature resolved; null when tierless. */
+  async sessionTier(db: Kysely<DB>, userId: number): Promise<TierSummary | null> {
+    const tier = await fetchUserTier(db, userId);
+    if (!tier) return null;
+    return { name: tier.name, tier_level: tier.level, features: this.registry.resolveAll(tier.features) };
+  }
+
+  audit() {
+    return tierFeatureAudit(this.db, this.registry);
+  }
+
+  /** The feature coverage report for the management surface. */
+  auditReport() {
+    return tierFeatureAuditReport(this.db, this.registry);
+  }
+}
+
+// Model hooks (SubscriptionTier CRUD writes) receive a ModelContext without services; they validate
+// against the registry of the running process, installed here when the services are created.
+let installedRegistry: FeatureRegistry | null = null;
+
+export function installFeatureRegistry(registry: FeatureRegistry): void {
+  installedRegistry = registry;
+}
+
+/** The running process's feature registry (loaded from the default paths if none was installed). */
+export function activeFeatureRegistry(): FeatureRegistry {
+  installedRegistry ??= FeatureRegistry.load();
+  return installedRegistry;
+}
+
+export { FeatureRegistry, FeatureDefinitionError } from './feature-registry.js';
+export { TierFeatureReader, driveFeatures, DRIVE_FAIL_CLOSED } from './features.js';
+export { TierInputError, TIER_EXISTS } from './errors.js';
+export type { BillingSource, GrantOutcome, RemovalReason, TierProduct } from './membership.js';
