@@ -1,4 +1,6 @@
 import path from 'node:path';
+import pino from 'pino';
+import { errorLogPath } from './logs/error-log.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bootstrapInitialAdmin } from './accounts/initial-admin.js';
 import type { Config } from './config.js';
@@ -16,8 +18,17 @@ export interface RunningServer {
   close(): Promise<boolean>;
 }
 
+/**
+ * The server's logger: every line to stdout, and error-level lines also to DATA_DIR/logs/error.log, which
+ * management/errors/recent reads.
+ */
+export function serverLogger(level: string, dataDir: string): pino.Logger {
+  const errorFile = pino.destination({ dest: errorLogPath(dataDir), mkdir: true, sync: false });
+  return pino(loggerOptions(level), pino.multistream([{ level: level as pino.Level, stream: process.stdout }, { level: 'error', stream: errorFile }]));
+}
+
 /** Request and response as logged: method, path without its query string, client address, status. Never headers. */
-export function loggerOptions(level: string): Record<string, unknown> {
+export function loggerOptions(level: string): pino.LoggerOptions {
   return {
     level,
     serializers: {
@@ -74,7 +85,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await migrateToLatest(database.db);
     const services = await createServices({ config, database, refreshSettings: true });
     teardown.add(() => services.close());
-    const app = await buildApp(services, { logger: loggerOptions(config.logLevel) });
+    const app = await buildApp(services, { logger: serverLogger(config.logLevel, config.dataDir) });
     teardown.add(() => app.close());
     let socket: SocketServer | undefined;
     if (database.pglite) {

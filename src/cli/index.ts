@@ -20,6 +20,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   setting: { usage: USAGE.setting, load: async () => (await import('./setting.js')).settingCommand },
   plugin: { usage: USAGE.plugin, load: async () => (await import('./plugin.js')).pluginCommand },
   task: { usage: USAGE.task, load: async () => (await import('./task.js')).taskCommand },
+  backup: { usage: USAGE.backup, load: async () => (await import('./backup.js')).backupCommand },
 };
 
 export const EXIT_OK = 0;

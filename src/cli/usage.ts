@@ -10,6 +10,7 @@ export const USAGE = {
   setting: ['gatehouse setting get NAME', 'gatehouse setting set NAME VALUE'],
   plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
   task: ['gatehouse task run NAME|all'],
+  backup: ['gatehouse backup create'],
 } as const;
 
 /** The usage of a group as one message: `usage: first\n       second`. */

@@ -4,12 +4,14 @@ import { appSurface } from './app/navigation.js';
 import { appLinksSurface } from './auth/app-links.js';
 import { authSurface } from './auth/index.js';
 import { crudSurface } from './crud/routes.js';
+import { managementSurface } from './management/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
   await authSurface(api, services);
   await appLinksSurface(api, services);
   await appSurface(api, services);
+  await managementSurface(api, services);
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

@@ -200,7 +200,44 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
     });
   });
 
+  describe('backup create', () => {
+    it(onPostgres ? 'writes a pg_dump into DATA_DIR/backups and prints its path and size' : 'refuses while the server owns the embedded database, with exit 1 and a clear message', async () => {
+      const r = await cli('backup', 'create');
+      if (onPostgres) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.json).toEqual({ path: expect.stringMatching(/backups\/gatehouse-.*\.pgdump$/), size_bytes: expect.any(Number) });
+        expect(r.json.size_bytes).toBeGreaterThan(0);
+        expect(r.stderr).toMatch(/backup: /);
+      } else {
+        expect(r.code).toBe(1);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toMatch(/running server owns the embedded database; stop it/);
+      }
+    });
+  });
+
   it('refuses an unknown command and a missing subcommand with exit 2 and the usage', async () => {
     expectBadInput(await cli('frobnicate'), /unknown command 'frobnicate'[\s\S]*usage/);
+  });
+});
+
+describe.skipIf(onPostgres)('operator CLI on a data directory with no server', () => {
+  it('backup create writes a dumpDataDir archive that PGlite can load, with a progress line', async () => {
+    const data = tempDataDir('gh-cli-backup-');
+    try {
+      const env = programEnv({ DATA_DIR: data.dir });
+      const r = await runGatehouse(['backup', 'create'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toEqual({ path: expect.stringMatching(/backups\/gatehouse-.*\.pglite\.tar\.gz$/), size_bytes: expect.any(Number) });
+      expect(r.stderr).toMatch(/backup: wrote \d+ bytes/);
+      const { PGlite } = await import('@electric-sql/pglite');
+      const { readFileSync } = await import('node:fs');
+      const restored = await PGlite.create({ loadDataDir: new Blob([readFileSync(r.json.path)]) });
+      const rows = await restored.query<{ n: number }>('select count(*)::int as n from usr_users');
+      expect(rows.rows[0]!.n).toBe(0);
+      await restored.close();
+    } finally {
+      data.remove();
+    }
   });
 });
