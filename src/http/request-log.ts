@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 
 /** One API request as the request log keeps it: never secrets, passwords or bodies. */
@@ -16,6 +16,31 @@ export interface RequestLogEntry {
 }
 
 const MAX_BUFFER = 10_000;
+
+/**
+ * One INSERT per batch with one array parameter per column. On the embedded database the insert runs on
+ * the request thread, and ten arrays parse and bind in about half the time of ten parameters per row.
+ */
+function insertBatch(db: Kysely<DB>, batch: RequestLogEntry[]): Promise<unknown> {
+  const column = <T>(value: (e: RequestLogEntry) => T): T[] => batch.map(value);
+  return sql`
+    insert into rql_request_logs (
+      rql_feature, rql_action, rql_ip_address, rql_usr_user_id, rql_api_key_type,
+      rql_was_success, rql_status_code, rql_error_type, rql_response_ms, rql_create_time
+    )
+    select * from unnest(
+      ${column((e) => e.feature.slice(0, 50))}::varchar[],
+      ${column((e) => e.action?.slice(0, 100) ?? null)}::varchar[],
+      ${column((e) => e.ip.slice(0, 45))}::varchar[],
+      ${column((e) => e.userId)}::int4[],
+      ${column((e) => e.keyType)}::varchar[],
+      ${column((e) => e.success)}::bool[],
+      ${column((e) => e.status)}::int2[],
+      ${column((e) => e.errorType)}::varchar[],
+      ${column((e) => Math.round(e.responseMs))}::int4[],
+      ${column((e) => e.at)}::timestamp[]
+    )`.execute(db);
+}
 
 /** Buffers entries and writes them in batches, off the request path; flush() on shutdown. */
 export class RequestLog {
@@ -53,23 +78,7 @@ export class RequestLog {
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, 500);
       try {
-        await this.db
-          .insertInto('rql_request_logs')
-          .values(
-            batch.map((e) => ({
-              rql_feature: e.feature.slice(0, 50),
-              rql_action: e.action?.slice(0, 100) ?? null,
-              rql_ip_address: e.ip.slice(0, 45),
-              rql_usr_user_id: e.userId,
-              rql_api_key_type: e.keyType,
-              rql_was_success: e.success,
-              rql_status_code: e.status,
-              rql_error_type: e.errorType,
-              rql_response_ms: Math.round(e.responseMs),
-              rql_create_time: e.at,
-            })),
-          )
-          .execute();
+        await insertBatch(this.db, batch);
       } catch (e) {
         this.opts.onError?.(e);
       }

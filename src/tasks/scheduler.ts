@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { DB } from '../db/types.js';
 
 export interface TaskContext {
+  /** The connection holding the task's advisory lock (on the embedded database, its only connection). */
   db: Kysely<DB>;
   clock: Clock;
 }
@@ -51,7 +52,8 @@ export class Scheduler {
       if (!got.rows[0]?.locked) return { task: task.name, skipped: 'running_elsewhere' as const };
       const started = this.clock.now();
       try {
-        // The task runs on the pinned connection: the embedded database has only one, held here.
+        // The task runs on the connection that holds the lock: on the embedded database there is only one
+        // connection, so asking the pool for another here would wait on ourselves forever.
         const result = await task.run({ db: conn, clock: this.clock });
         await this.recordRun(conn, task.name, started, 'success', null, result);
         return { task: task.name, result };

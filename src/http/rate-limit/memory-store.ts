@@ -12,7 +12,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly logs = new Map<string, Log>();
   private ops = 0;
 
+  /** How many keys have a log in memory (what the sweep keeps bounded). */
+  get size(): number {
+    return this.logs.size;
+  }
+
   private prune(key: string, nowMs: number, windowMs: number): Log {
+    // Sweep before taking the key's log: sweeping after would drop that log from the map while the
+    // caller still holds it, and the hit it is about to count would be lost.
+    if (++this.ops % SWEEP_EVERY === 0) this.sweep(nowMs);
     let log = this.logs.get(key);
     if (!log) {
       log = { hits: [], windowMs };
@@ -23,7 +31,6 @@ export class MemoryRateLimitStore implements RateLimitStore {
     let drop = 0;
     while (drop < log.hits.length && log.hits[drop]! <= floor) drop++;
     if (drop > 0) log.hits.splice(0, drop);
-    if (++this.ops % SWEEP_EVERY === 0) this.sweep(nowMs);
     return log;
   }
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// The load generator, in its own process so it does not share an event loop with any server.
+// argv[2] is JSON: {url, method, headers, connections, warmupSeconds, durationSeconds}. Prints one JSON line.
+import autocannon from 'autocannon';
+
+const o = JSON.parse(process.argv[2]);
+const base = { url: o.url, method: o.method, headers: o.headers, connections: o.connections, pipelining: 1 };
+
+if (o.warmupSeconds > 0) await autocannon({ ...base, duration: o.warmupSeconds });
+const r = await autocannon({ ...base, duration: o.durationSeconds });
+
+const statusCodes = {};
+for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = Number(count);
+process.stdout.write(
+  `${JSON.stringify({
+    requestsPerSecond: r.requests.average,
+    totalRequests: r.requests.total,
+    durationSeconds: r.duration,
+    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    statusCodes,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  })}\n`,
+);

@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+// `npm run bench`: starts the real server and two baselines as child processes on 127.0.0.1, loads each
+// scenario from a separate autocannon process, prints a table and writes bench/results/latest.json.
+// See bench/README.md. Environment: DATABASE_URL (PostgreSQL instead of PGlite), REDIS_URL (passed to the
+// server), BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_CONNECTIONS (default 50),
+// BENCH_ROUNDS (default 3: every scenario runs once per round, rounds interleaved, and the median round
+// is reported, so a burst of load from elsewhere on the machine skews one round rather than one scenario),
+// BENCH_ONLY (a regular expression over scenario names; baselines of selected scenarios always run),
+// BENCH_PROFILE=1 (each server writes bench/results/<target>.cpuprofile when it stops).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const env = process.env;
+const settings = {
+  durationSeconds: Number(env.BENCH_DURATION ?? 5),
+  warmupSeconds: Number(env.BENCH_WARMUP ?? 1),
+  connections: Number(env.BENCH_CONNECTIONS ?? 50),
+  rounds: Number(env.BENCH_ROUNDS ?? 3),
+};
+
+// ---- What to measure. A scenario names the server it loads and the baseline it is compared with. ----
+// `headers` may be a function of the credentials the gatehouse server and a login produced:
+//   { machineKey: {public_key, secret_key}, sessionKey: {public_key, secret_key}, userId }
+const BARE = 'bare Fastify JSON';
+const SELECT = 'bare Fastify + 1 PK SELECT';
+const scenarios = [
+  { name: BARE, target: 'bare', method: 'GET', path: '/hello', expect: 200 },
+  { name: SELECT, target: 'select', method: 'GET', path: '/item/1', expect: 200 },
+  { name: '404 unauthenticated', target: 'gatehouse', method: 'GET', path: '/api/v1/nope', expect: 404, baseline: BARE },
+  { name: 'GET auth/session, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
+  { name: 'GET auth/session, machine key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.machineKey, expect: 200, baseline: SELECT },
+  { name: 'GET Post/{id}, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/Post/1', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
+  { name: 'GET Posts?numperpage=20, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
+];
+
+// Targets are reported, never asserted. `of` is the scenario the ratio is taken against.
+const goals = [
+  { goal: '404 >= 50% of bare Fastify', scenario: '404 unauthenticated', of: BARE, min: 0.5 },
+  { goal: 'machine-key session read within 15% of session-key', scenario: 'GET auth/session, machine key', of: 'GET auth/session, session key', min: 0.85 },
+  { goal: 'session-key read >= 50% of one-SELECT baseline (PostgreSQL)', scenario: 'GET auth/session, session key', of: SELECT, min: 0.5, databases: ['postgres'] },
+  { goal: 'GET Post/{id} >= 40% of one-SELECT baseline (PostgreSQL)', scenario: 'GET Post/{id}, session key', of: SELECT, min: 0.4, databases: ['postgres'] },
+  { goal: 'GET Posts?numperpage=20 >= 25% of one-SELECT baseline (PostgreSQL)', scenario: 'GET Posts?numperpage=20, session key', of: SELECT, min: 0.25, databases: ['postgres'] },
+];
+
+// ---- Servers ----
+const children = new Set();
+const scratch = [];
+
+function startServer(mode, extraEnv) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, 'server.mjs'), mode], {
+      env: { ...env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.add(child);
+    child.once('exit', (code) => {
+      children.delete(child);
+      reject(new Error(`${mode} server exited with ${code} before it was ready`));
+    });
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      const info = JSON.parse(line);
+      resolve({ ...info, child, url: `http://127.0.0.1:${info.port}` });
+    });
+  });
+}
+
+function stopServer(server) {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null) return resolve();
+    server.child.removeAllListeners('exit');
+    server.child.once('exit', () => resolve());
+    server.child.kill('SIGTERM');
+  });
+}
+
+/** A scratch PostgreSQL database for this run, dropped at the end. */
+async function scratchPostgres(url) {
+  const name = `gh_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  scratch.push(async () => {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  });
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+function scratchDir(label) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `gh-bench-${label}-`));
+  scratch.push(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function cleanUp() {
+  await Promise.allSettled([...children].map((child) => stopServer({ child })));
+  for (const undo of scratch.reverse()) await undo().catch((e) => console.error('clean-up:', e.message));
+}
+
+// ---- Load ----
+function runLoad(opts) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, 'load.mjs'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited with ${code}`))));
+  });
+}
+
+async function login(server) {
+  const res = await fetch(`${server.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: server.email, password: server.password, device_label: 'bench' }),
+  });
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`);
+  return { public_key: body.data.public_key, secret_key: body.data.secret_key };
+}
+
+const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+async function main() {
+  const database = env.DATABASE_URL ? 'postgres' : 'pglite';
+  const only = env.BENCH_ONLY ? new RegExp(env.BENCH_ONLY, 'i') : null;
+  const selected = scenarios.filter((s) => !only || only.test(s.name));
+  const wanted = new Set(selected.flatMap((s) => [s.name, s.baseline].filter(Boolean)));
+  const plan = scenarios.filter((s) => wanted.has(s.name));
+
+  const databaseUrl = database === 'postgres' ? await scratchPostgres(env.DATABASE_URL) : undefined;
+  const dbEnv = (label) => (databaseUrl ? { DATABASE_URL: databaseUrl } : { BENCH_DATA_DIR: scratchDir(label) });
+  const servers = {};
+  // One at a time, so that no server's start-up (migrations) competes with another's.
+  const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target}.cpuprofile`) } : {});
+  mkdirSync(path.join(here, 'results'), { recursive: true });
+  for (const target of new Set(plan.map((s) => s.target))) servers[target] = await startServer(target, { ...dbEnv(target), ...profileEnv(target) });
+  const credentials = servers.gatehouse
+    ? {
+        userId: servers.gatehouse.user_id,
+        machineKey: { public_key: servers.gatehouse.public_key, secret_key: servers.gatehouse.secret_key },
+        sessionKey: await login(servers.gatehouse),
+      }
+    : {};
+
+  const loadBefore = os.loadavg()[0];
+  console.log(
+    `database: ${database}; rate-limit store: ${env.REDIS_URL ? 'redis' : 'memory'}; ${settings.connections} connections, ` +
+      `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario, ${settings.rounds} rounds (median reported); node ${process.version}; ${os.cpus().length} CPUs`,
+  );
+  const prepared = [];
+  for (const s of plan) {
+    const server = servers[s.target];
+    const headers = typeof s.headers === 'function' ? s.headers(credentials) : (s.headers ?? {});
+    // One request first: a scenario that answers the wrong status measures the wrong thing.
+    const probe = await fetch(server.url + s.path, { method: s.method, headers });
+    await probe.arrayBuffer();
+    if (probe.status !== s.expect) throw new Error(`${s.name}: expected ${s.expect}, got ${probe.status}`);
+    prepared.push({ s, load: { url: server.url + s.path, method: s.method, headers, connections: settings.connections, durationSeconds: settings.durationSeconds } });
+  }
+  const runs = new Map(plan.map((s) => [s.name, []]));
+  for (let round = 1; round <= settings.rounds; round++) {
+    console.log(`round ${round}/${settings.rounds}`);
+    for (const { s, load } of prepared) {
+      // Warm up before every run: the previous scenario may have been another server.
+      const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds });
+      runs.get(s.name).push(r);
+      console.log(`  ${s.name.padEnd(32)} ${fmt(r.requestsPerSecond).padStart(8)} req/s`);
+    }
+  }
+  const results = [];
+  for (const { s } of prepared) {
+    const all = runs.get(s.name);
+    const median = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(all.length / 2)];
+    const unexpected = all
+      .flatMap((r) => Object.entries(r.statusCodes))
+      .filter(([code]) => Number(code) !== s.expect)
+      .reduce((n, [, c]) => n + c, 0);
+    const errors = all.reduce((n, r) => n + r.errors + r.timeouts, 0);
+    results.push({
+      name: s.name, target: s.target, method: s.method, path: s.path, baseline: s.baseline ?? null, expect: s.expect,
+      requestsPerSecond: median.requestsPerSecond, latencyMs: median.latencyMs, unexpected, errors,
+      rounds: all.map((r) => ({ requestsPerSecond: r.requestsPerSecond, latencyMs: r.latencyMs, statusCodes: r.statusCodes, errors: r.errors, timeouts: r.timeouts })),
+    });
+  }
+
+  const byName = new Map(results.map((r) => [r.name, r]));
+  for (const r of results) {
+    const base = r.baseline ? byName.get(r.baseline) : undefined;
+    r.ratioToBaseline = base ? r.requestsPerSecond / base.requestsPerSecond : null;
+  }
+
+  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'baseline', 'ratio', 'bad']];
+  for (const r of results) {
+    rows.push([r.name, fmt(r.requestsPerSecond), fmt(r.latencyMs.p50), fmt(r.latencyMs.p99), r.baseline ?? '', r.ratioToBaseline === null ? '' : fmt(r.ratioToBaseline, 2), String(r.unexpected + r.errors)]);
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  console.log('');
+  for (const [i, row] of rows.entries()) {
+    console.log(row.map((cell, j) => (j === 0 || j === 4 ? cell.padEnd(widths[j]) : cell.padStart(widths[j]))).join('  '));
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+
+  const goalResults = [];
+  console.log('\ntargets (reported, not asserted):');
+  for (const g of goals) {
+    const a = byName.get(g.scenario);
+    const b = byName.get(g.of);
+    if (!a || !b) continue;
+    const ratio = a.requestsPerSecond / b.requestsPerSecond;
+    const applies = !g.databases || g.databases.includes(database);
+    const met = ratio >= g.min;
+    goalResults.push({ goal: g.goal, ratio, min: g.min, met, applies });
+    console.log(`  ${met ? 'met    ' : 'MISSED '} ${g.goal}: ${fmt(ratio * 100, 1)}%${applies ? '' : ` (informational on ${database})`}`);
+  }
+
+  // Other work on the machine moves every number; say how busy it was.
+  const loadAfter = os.loadavg()[0];
+  console.log(`\nmachine load average (1 min): ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after, on ${os.cpus().length} CPUs`);
+  const outDir = path.join(here, 'results');
+  mkdirSync(outDir, { recursive: true });
+  const report = {
+    at: new Date().toISOString(),
+    database,
+    rateLimitStore: env.REDIS_URL ? 'redis' : 'memory',
+    node: process.version,
+    cpus: os.cpus().length,
+    loadAverage: { before: loadBefore, after: loadAfter },
+    ...settings,
+    results,
+    goals: goalResults,
+  };
+  writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'latest.json'))}`);
+}
+
+let status = 0;
+try {
+  await main();
+} catch (e) {
+  console.error(`bench failed: ${e.stack ?? e}`);
+  status = 1;
+} finally {
+  await cleanUp();
+}
+process.exit(status);

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { serializeApiPayload, success } from '../../src/http/envelope.js';
+import { formatTimestamp, parseTimestamp } from '../../src/lib/time.js';
+
+describe('payload conventions: timestamps', () => {
+  it('formats a Date as YYYY-MM-DD HH:MM:SS in UTC with no fraction and no zone', () => {
+    expect(serializeApiPayload({ t: new Date('2026-03-01T12:34:56.789Z') })).toBe('{"t":"2026-03-01 12:34:56"}');
+  });
+
+  it('writes the UTC wall time whatever offset the Date was built from', () => {
+    expect(serializeApiPayload({ t: new Date('2026-03-01T23:30:00-05:00') })).toBe('{"t":"2026-03-02 04:30:00"}');
+  });
+
+  it('pads every field to two digits', () => {
+    expect(serializeApiPayload({ t: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) })).toBe('{"t":"2026-01-02 03:04:05"}');
+  });
+
+  it('keeps an unset timestamp null, never an empty string', () => {
+    expect(serializeApiPayload({ usr_lastlogin_time: null })).toBe('{"usr_lastlogin_time":null}');
+    expect(serializeApiPayload({ t: new Date(Number.NaN) })).toBe('{"t":null}');
+  });
+
+  it('formats Dates nested in objects and arrays, and at the top level', () => {
+    const d = new Date('2026-03-01T12:00:00Z');
+    expect(JSON.parse(serializeApiPayload(success({ rows: [{ a: d, b: { c: [d, null] } }] })))).toEqual({
+      api_version: '1.0',
+      success_message: '',
+      data: { rows: [{ a: '2026-03-01 12:00:00', b: { c: ['2026-03-01 12:00:00', null] } }] },
+    });
+    expect(serializeApiPayload(d)).toBe('"2026-03-01 12:00:00"');
+    expect(serializeApiPayload([d])).toBe('["2026-03-01 12:00:00"]');
+  });
+});
+
+describe('payload conventions: booleans and counts', () => {
+  it('keeps booleans and numbers as JSON types, never strings', () => {
+    expect(serializeApiPayload({ active: true, deleted: false, count: 0, price: 12.5, n: -3 })).toBe(
+      '{"active":true,"deleted":false,"count":0,"price":12.5,"n":-3}',
+    );
+  });
+
+  it('writes bigints as JSON numbers', () => {
+    expect(serializeApiPayload({ id: 42n, ids: [1n, 2n] })).toBe('{"id":42,"ids":[1,2]}');
+  });
+
+  it('leaves strings that look like dates alone', () => {
+    expect(serializeApiPayload({ s: '2026-03-01T12:00:00Z', e: '' })).toBe('{"s":"2026-03-01T12:00:00Z","e":""}');
+  });
+});
+
+describe('parseTimestamp', () => {
+  it('reads the contract format as UTC and round-trips with formatTimestamp', () => {
+    const d = parseTimestamp('2026-03-01 12:34:56');
+    expect(d?.toISOString()).toBe('2026-03-01T12:34:56.000Z');
+    expect(formatTimestamp(d!)).toBe('2026-03-01 12:34:56');
+    expect(parseTimestamp('2024-02-29 23:59:59')?.toISOString()).toBe('2024-02-29T23:59:59.000Z');
+  });
+
+  it.each([
+    ['an impossible day', '2026-02-30 00:00:00'],
+    ['a non-leap 29 February', '2026-02-29 00:00:00'],
+    ['month 13', '2026-13-01 00:00:00'],
+    ['hour 24', '2026-03-01 24:00:00'],
+    ['minute 60', '2026-03-01 12:60:00'],
+    ['second 60', '2026-03-01 12:00:60'],
+    ['ISO with T', '2026-03-01T12:00:00'],
+    ['ISO with T and Z', '2026-03-01T12:00:00Z'],
+    ['a fraction', '2026-03-01 12:00:00.5'],
+    ['a Z suffix', '2026-03-01 12:00:00Z'],
+    ['an offset', '2026-03-01 12:00:00+02:00'],
+    ['a zone name', '2026-03-01 12:00:00 UTC'],
+    ['a date alone', '2026-03-01'],
+    ['no seconds', '2026-03-01 12:00'],
+    ['single digits', '2026-3-1 1:2:3'],
+    ['surrounding space', ' 2026-03-01 12:00:00'],
+    ['a trailing newline', '2026-03-01 12:00:00\n'],
+    ['an empty string', ''],
+  ])('rejects %s (%j)', (_label, input) => {
+    expect(parseTimestamp(input)).toBeNull();
+  });
+});
