@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
+import { gateFor, type TierGate } from '../tiers/gate-context.js';
 
 /** A column's storage type; drives CRUD coercion, validation and export. */
 export type ColumnType = 'serial' | 'int' | 'bigint' | 'smallint' | 'bool' | 'text' | 'varchar' | 'timestamp' | 'date' | 'numeric' | 'jsonb';
@@ -45,6 +46,8 @@ export interface ModelContext {
   clock: Clock;
   settings: Settings;
   viewer: RecordViewer;
+  /** Tier gating for this request; built on first use when absent. */
+  tierGate?: TierGate;
 }
 
 export type Row = Record<string, unknown>;
@@ -118,7 +121,19 @@ export interface Model extends ModelDeclaration {
   deleteColumn: string | null;
 }
 
-export function defineModel(decl: ModelDeclaration): Model {
+/** Every gatable model exports the derived key tier_access (DESIGN 7: tier gating in API reads). */
+function withTierAccess(decl: ModelDeclaration): ModelDeclaration {
+  if (!decl.gate) return decl;
+  const model = decl as Model;
+  return {
+    ...decl,
+    derived: { ...decl.derived, tier_access: (row, ctx) => gateFor(ctx).check(model, row) },
+    exposure: { ...decl.exposure, derived: [...(decl.exposure.derived ?? []).filter((k) => k !== 'tier_access'), 'tier_access'] },
+  };
+}
+
+export function defineModel(declaration: ModelDeclaration): Model {
+  const decl = withTierAccess(declaration);
   for (const name of Object.keys(decl.columns)) {
     if (!name.startsWith(`${decl.prefix}_`)) throw new Error(`${decl.className}: column ${name} lacks prefix ${decl.prefix}_`);
   }
@@ -132,5 +147,6 @@ export function defineModel(decl: ModelDeclaration): Model {
   for (const key of decl.exposure.derived ?? []) {
     if (!decl.derived?.[key]) throw new Error(`${decl.className}: derived field ${key} is exposed but not defined`);
   }
-  return { ...decl, deleteColumn };
+  const model = Object.assign(decl as Model, { deleteColumn });
+  return model;
 }

@@ -8,6 +8,7 @@ import type { Services } from '../services.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { accountPages } from './pages/account.js';
+import { contentPages } from './pages/content.js';
 import { appLinkPages } from './pages/app-links.js';
 import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
@@ -42,6 +43,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   );
 
   accountPages(web, services);
+  contentPages(web, services);
   appLinkPages(web, services);
   apiKeysAdminPage(web, services);
   subscriptionSettingsPage(web, services);

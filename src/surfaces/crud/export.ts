@@ -1,4 +1,6 @@
 import type { Model, ModelContext, Row } from '../../models/define.js';
+import { gateFor } from '../../tiers/gate-context.js';
+import type { TierAccessResult } from '../../tiers/gating.js';
 import { readableColumns } from './fields.js';
 
 /**
@@ -10,5 +12,13 @@ export async function exportRow(model: Model, row: Row, ctx: ModelContext): Prom
   const out: Row = {};
   for (const name of readableColumns(model)) out[name] = row[name] ?? null;
   for (const key of model.exposure.derived ?? []) out[key] = await model.derived![key]!(row, ctx);
+  if (model.gate) {
+    // A viewer the gate denies gets the preview in place of the gated body, never the body itself.
+    const access = (out.tier_access as TierAccessResult | undefined) ?? (await gateFor(ctx).check(model, row));
+    if (!access.allowed) {
+      const redacted = gateFor(ctx).redact(model, row);
+      for (const column of model.gate.body ?? []) if (column in out) out[column] = redacted[column];
+    }
+  }
   return out;
 }

@@ -19,6 +19,8 @@ export interface CollectionParams {
   sort: string;
   direction: 'asc' | 'desc';
   filters: Array<{ name: string; value: unknown }>;
+  /** Conditions the surface adds (e.g. hiding gated rows from listings); counted like any filter. */
+  conditions?: Array<(eb: any) => any>;
 }
 
 function intParam(name: string, raw: unknown, fallback: number, min: number): number {
@@ -58,6 +60,7 @@ function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: Collect
     q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', userId))));
   }
   for (const { name, value } of params.filters) q = model.filters![name]!.apply(q, value);
+  for (const condition of params.conditions ?? []) q = q.where(condition);
   return q;
 }
 

@@ -9,6 +9,7 @@ import { authError, isApiError, notFound, transactionError } from '../../http/er
 import type { Services } from '../../services.js';
 import { authorizeRecord, collectionScope, recordAllowed } from './authorize.js';
 import { requireCreateFields, sanitizeInput } from './coerce.js';
+import { TierGate } from '../../tiers/gate-context.js';
 import { exportRow } from './export.js';
 import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
 
@@ -46,7 +47,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const principal = await request.authenticate();
     if (!principal.user) throw authError(401, 'Authentication required');
     requireCapability(principal, capability);
-    return { db, clock, settings, viewer: { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission } };
+    const viewer = { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission };
+    return { db, clock, settings, viewer, tierGate: new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }) };
   }
 
   function parseId(model: Model, raw: string): number {
@@ -92,6 +94,11 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     request.logAction = `${model.className}:list`;
     const ctx = await context(request, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
+    // With tier_gate_hide_from_listings, rows the viewer cannot open are not listed (nor counted).
+    if (model.gate && settings.bool('tier_gate_hide_from_listings')) {
+      const open = await ctx.tierGate!.openRowsCondition(model);
+      if (open) params.conditions = [open];
+    }
     const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
     const data: Row[] = [];
     for (const row of rows) if (await recordAllowed(model, row, 'read', ctx)) data.push(await exportRow(model, row, ctx));
