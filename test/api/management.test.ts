@@ -13,7 +13,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
 
 const M = '/api/v1/management';
-const ENDPOINTS = ['', 'health', 'stats', 'version', 'databases', 'errors/recent', 'backups/list', 'backups/fetch'];
+const ENDPOINTS = ['', 'health', 'stats', 'version', 'databases', 'errors/recent', 'backups/list', 'backups/fetch', 'tiers/audit'];
 const url = (endpoint: string) => (endpoint === '' ? M : `${M}/${endpoint}`);
 
 /**
@@ -561,5 +561,28 @@ describe('management: backups directory absent', () => {
     expect(fetch.statusCode).toBe(404);
     const stats = await t.request({ method: 'GET', url: url('stats'), headers });
     expect(stats.json.data.disk.total_bytes).toBeGreaterThan(0);
+  });
+});
+
+describe('management: tier feature coverage', () => {
+  it('tiers/audit lists, for every active tier, exactly the declared keys it has no explicit value for', async () => {
+    const { createTier } = await import('../helpers/tiers.js');
+    const t = await createTestApp();
+    try {
+      const { headers } = await t.keyHeaders({ userPermission: 10 });
+      await createTier(t, { name: 'silver', level: 10, features: { drive_storage_bytes: 1000, drive_share_links: true } });
+      await createTier(t, { name: 'retired', level: 5, active: false });
+      const res = await t.request({ method: 'GET', url: '/api/v1/management/tiers/audit', headers });
+      expect(res.statusCode).toBe(200);
+      const declared = t.services.tiers.registry.keys().sort();
+      expect(res.json.data.declared_features).toEqual(declared);
+      expect(res.json.data.tiers).toEqual([
+        { name: 'silver', tier_level: 10, missing: declared.filter((k: string) => k !== 'drive_storage_bytes' && k !== 'drive_share_links') },
+      ]);
+      const list = await t.request({ method: 'GET', url: '/api/v1/management', headers });
+      expect(JSON.stringify(list.json.data)).toContain('tiers/audit');
+    } finally {
+      await t.close();
+    }
   });
 });

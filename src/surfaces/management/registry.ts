@@ -6,6 +6,7 @@ import errorsRecent from './handlers/errors/recent.js';
 import health from './handlers/health.js';
 import root from './handlers/root.js';
 import stats from './handlers/stats.js';
+import tiersAudit from './handlers/tiers/audit.js';
 import version from './handlers/version.js';
 
 /**
@@ -21,6 +22,7 @@ export const managementHandlers: readonly ManagementHandler[] = Object.freeze([
   errorsRecent,
   backupsList,
   backupsFetch,
+  tiersAudit,
 ]);
 
 const byPath = new Map(managementHandlers.map((h) => [h.path, h]));
