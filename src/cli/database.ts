@@ -53,7 +53,7 @@ export async function openCliDatabase(config: Config, io: CliIo): Promise<CliDat
           if (Date.now() > deadline) throw e;
         }
       }
-      waiting(`the server (pid ${holder.pid}) is starting`);
+      waiting(`the server (pid ${holder.pid}) is starting, or another client is using its database socket`);
     } else {
       try {
         const lock = acquireDataDirLock(dataDir, 'cli');

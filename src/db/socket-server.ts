@@ -7,7 +7,11 @@ import type { DB } from './types.js';
 
 /** The name psql and node-postgres look for in a socket directory (`-h DATA_DIR`, `host=DATA_DIR`). */
 export const SOCKET_FILE_NAME = '.s.PGSQL.5432';
-const MAX_CONNECTIONS = 4;
+// One client at a time. PGlite is one backend session, and pglite-socket keeps a client's messages
+// together only inside a transaction block: two clients' extended-protocol exchanges (Parse, Bind,
+// Execute) would otherwise interleave and overwrite each other's unnamed statement. A second client is
+// refused at connect; the CLI retries until the first is done.
+const MAX_CONNECTIONS = 1;
 // Unix socket paths are limited to about 107 bytes on Linux.
 const MAX_SOCKET_PATH = 100;
 // A client that vanished mid-exchange (no Sync) must not hold the database forever.
