@@ -1,39 +1,29 @@
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { SCREENSHOT_DIR, describeBrowser, launchBrowser, startServer } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
 import { createTier } from '../helpers/tiers.js';
 
 describeBrowser('browser: a gated post and the RSS feed', () => {
-  let t: TestApp & { baseUrl: string };
-  let browser: Browser;
-  beforeAll(async () => {
-    t = await startServer({ start: new Date(), settings: { tier_gate_preview_length: 40 } });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const fx = useBrowserServer({ settings: { tier_gate_preview_length: 40 } });
 
   async function signedIn(email: string, password: string): Promise<Page> {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${t.baseUrl}/login`);
+    const page = await (await fx.browser.newContext()).newPage();
+    await page.goto(`${fx.t.baseUrl}/login`);
     await page.fill('#email', email);
     await page.fill('#password', password);
-    await Promise.all([page.waitForURL(`${t.baseUrl}/`), page.click('main button[type=submit]')]);
+    await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);
     return page;
   }
 
   it('a tierless reader sees the preview and the prompt; a member of the tier sees the body; RSS parses as XML', async () => {
-    const gold = await createTier(t, { name: 'gold', displayName: 'Gold', level: 20 });
-    const staff = await t.createUser({ permission: 5 });
-    const reader = await t.createUser();
-    const member = await t.createUser();
-    await t.services.tiers.membership.assignManually(member.userId, gold.tierId, null);
-    const now = t.clock.now();
-    const row = await (t.services.db as any)
+    const gold = await createTier(fx.t, { name: 'gold', displayName: 'Gold', level: 20 });
+    const staff = await fx.t.createUser({ permission: 5 });
+    const reader = await fx.t.createUser();
+    const member = await fx.t.createUser();
+    await fx.t.services.tiers.membership.assignManually(member.userId, gold.tierId, null);
+    const now = fx.t.clock.now();
+    const row = await (fx.t.services.db as any)
       .insertInto('pst_posts')
       .values({
         pst_usr_user_id: staff.userId, pst_title: 'Gold report', pst_is_published: true, pst_published_time: now, pst_create_time: now, pst_update_time: now,
@@ -42,7 +32,7 @@ describeBrowser('browser: a gated post and the RSS feed', () => {
       })
       .returning('pst_post_id')
       .executeTakeFirstOrThrow();
-    const url = `${t.baseUrl}/post/${row.pst_post_id}`;
+    const url = `${fx.t.baseUrl}/post/${row.pst_post_id}`;
 
     const tierless = await signedIn(reader.email, reader.password);
     await tierless.goto(url);

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { createTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 export const chromiumPath = process.env.GATEHOUSE_CHROMIUM;
@@ -25,4 +25,21 @@ export async function startServer(opts: TestAppOptions = {}): Promise<TestApp & 
   const t = await createTestApp(opts);
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   return Object.assign(t, { baseUrl: address });
+}
+
+/**
+ * A browser test's fixtures: a test app on a real socket (clock started at the real time, since the
+ * browser's cookies expire by it) and a Chromium, started before the suite's tests and closed after.
+ */
+export function useBrowserServer(opts: TestAppOptions = {}): { t: TestApp & { baseUrl: string }; browser: Browser } {
+  const fixtures = {} as { t: TestApp & { baseUrl: string }; browser: Browser };
+  beforeAll(async () => {
+    fixtures.t = await startServer({ start: new Date(), ...opts });
+    fixtures.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await fixtures.browser?.close();
+    await fixtures.t?.close();
+  });
+  return fixtures;
 }

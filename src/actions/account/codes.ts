@@ -1,3 +1,5 @@
+import { businessError, validationError } from '../../http/errors.js';
+import { newPasswordField } from './password.js';
 import type { Kysely } from 'kysely';
 import type { ActivationCodePurpose, DB } from '../../db/types.js';
 import { randomHex, safeEqual, sha256Hex } from '../../lib/crypto.js';
@@ -70,4 +72,29 @@ export async function retireCodes(db: Kysely<DB>, userId: number, purpose: Activ
     .where('act_purpose', '=', purpose)
     .where('act_used_time', 'is', null)
     .execute();
+}
+
+/** The input of the actions that set a password by presenting a mailed code (reset, first activation). */
+export const codePasswordInput = {
+  act_code: { type: 'string', required: true, max_length: 128 },
+  password: newPasswordField,
+  password_confirm: { type: 'password', required: true, max_length: 255 },
+} as const;
+
+/**
+ * Checks the confirmation and spends the code. A bad code counts as a failed authentication and is a
+ * 422 with reason invalid_code; returns the code's user.
+ */
+export async function redeemPasswordCode(
+  ctx: { input: { act_code: string; password: string; password_confirm: string }; db: Kysely<DB>; now: Date; recordFailedAuth(): Promise<void> },
+  purpose: ActivationCodePurpose,
+  refusal: string,
+): Promise<number> {
+  if (ctx.input.password_confirm !== ctx.input.password) throw validationError({ password_confirm: 'does not match the password' });
+  const userId = await consumeCode(ctx.db, ctx.input.act_code, purpose, ctx.now);
+  if (userId === null) {
+    await ctx.recordFailedAuth();
+    throw businessError(refusal, { reason: 'invalid_code' });
+  }
+  return userId;
 }

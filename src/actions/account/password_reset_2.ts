@@ -1,7 +1,6 @@
-import { validationError, businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
-import { consumeCode, retireCodes } from './codes.js';
+import { codePasswordInput, redeemPasswordCode, retireCodes } from './codes.js';
 import { changePassword, newPasswordField } from './password.js';
 
 export default defineAction({
@@ -9,19 +8,10 @@ export default defineAction({
   description: 'Set a new password with a reset code',
   requires_session: false,
   mutates: true,
-  input: {
-    act_code: { type: 'string', required: true, max_length: 128 },
-    password: newPasswordField,
-    password_confirm: { type: 'password', required: true, max_length: 255 },
-  },
+  input: codePasswordInput,
   async run({ input, db, clock, recordFailedAuth }) {
-    if (input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
     const now = clock.now();
-    const userId = await consumeCode(db, input.act_code, 'password_reset', now);
-    if (userId === null) {
-      await recordFailedAuth();
-      throw businessError('This reset code is invalid, already used or expired', { reason: 'invalid_code' });
-    }
+    const userId = await redeemPasswordCode({ input, db, now, recordFailedAuth }, 'password_reset', 'This reset code is invalid, already used or expired');
     await retireCodes(db, userId, 'password_reset', now);
     const revoked = await changePassword(db, userId, input.password, now);
     return { data: { session_keys_revoked: revoked }, message: 'Your password has been changed. Please sign in.', redirect: '/login' };

@@ -1,7 +1,6 @@
-import { validationError, businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
-import { consumeCode } from './codes.js';
-import { changePassword, newPasswordField } from './password.js';
+import { codePasswordInput, redeemPasswordCode } from './codes.js';
+import { changePassword } from './password.js';
 
 /** First sign-in of an account created without a password: the activation code mailed to it proves the address. */
 export default defineAction({
@@ -9,19 +8,10 @@ export default defineAction({
   description: 'Set the password on first login with an activation code',
   requires_session: false,
   mutates: true,
-  input: {
-    act_code: { type: 'string', required: true, max_length: 128 },
-    password: newPasswordField,
-    password_confirm: { type: 'password', required: true, max_length: 255 },
-  },
+  input: codePasswordInput,
   async run({ input, db, clock, recordFailedAuth }) {
-    if (input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
     const now = clock.now();
-    const userId = await consumeCode(db, input.act_code, 'activation', now);
-    if (userId === null) {
-      await recordFailedAuth();
-      throw businessError('This activation code is invalid, already used or expired', { reason: 'invalid_code' });
-    }
+    const userId = await redeemPasswordCode({ input, db, now, recordFailedAuth }, 'activation', 'This activation code is invalid, already used or expired');
     await changePassword(db, userId, input.password, now);
     await db
       .updateTable('usr_users')
