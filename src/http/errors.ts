@@ -24,7 +24,12 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(status: number, errortype: ErrorType, message: string, opts: ApiErrorOptions = {}) {
+    // A refusal is an expected outcome, not a fault: skip capturing a stack trace (it costs more than the
+    // rest of a 404's pipeline). Unexpected errors keep theirs.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
     this.status = status;
     this.errortype = errortype;

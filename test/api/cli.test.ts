@@ -239,5 +239,6 @@ describe.skipIf(onPostgres)('operator CLI on a data directory with no server', (
     } finally {
       data.remove();
     }
-  });
+    // A fresh embedded database is created, migrated, dumped and loaded again: slow on a busy 2-core machine.
+  }, 120_000);
 });
