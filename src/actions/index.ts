@@ -17,6 +17,7 @@ import eventSessions from './events/event_sessions.js';
 import eventSessionsCourse from './events/event_sessions_course.js';
 import eventWaitingList from './events/event_waiting_list.js';
 import eventWithdraw from './events/event_withdraw.js';
+import survey from './surveys/survey.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -38,6 +39,7 @@ export const coreActions: Action[] = [
   eventWaitingList,
   eventSessions,
   eventSessionsCourse,
+  survey,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */
