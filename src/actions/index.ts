@@ -12,6 +12,12 @@ import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
 import mailboxPing from './plugins/mailbox/ping.js';
+import eventRegister from './events/event_register.js';
+import eventSessions from './events/event_sessions.js';
+import eventSessionsCourse from './events/event_sessions_course.js';
+import eventWaitingList from './events/event_waiting_list.js';
+import eventWithdraw from './events/event_withdraw.js';
+import survey from './surveys/survey.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -28,6 +34,12 @@ export const coreActions: Action[] = [
   accountEdit,
   addressEdit,
   phoneNumbersEdit,
+  eventRegister,
+  eventWithdraw,
+  eventWaitingList,
+  eventSessions,
+  eventSessionsCourse,
+  survey,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */

@@ -7,6 +7,7 @@ import * as tierProductLink from './0005_tier_product_link.js';
 import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
 import * as store from './0008_store.js';
+import * as events from './0009_events.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006_web_sessions': webSessions,
   '0007_app_links': appLinks,
   '0008_store': store,
+  '0009_events': events,
 };

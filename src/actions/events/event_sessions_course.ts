@@ -1,0 +1,28 @@
+import { businessError } from '../../http/errors.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { chosenSessionIds, eventSessions, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
+
+/** Enrols a registration of a course-type event in every one of its sessions. */
+export default defineAction({
+  name: 'event_sessions_course',
+  description: 'Take every session of a course-type event',
+  mutates: true,
+  input: {
+    evr_event_registrant_id: { type: 'int', required: true },
+  },
+  async run(ctx) {
+    const { input, db, clock } = ctx;
+    const me = actingUser(ctx.user);
+    const reg = await registrationForSessions({ ...ctx, user: me }, input.evr_event_registrant_id);
+    const { event } = reg;
+    if (!isCourse(event)) throw businessError(`${event.evt_name} is not a course: choose its sessions (event_sessions)`);
+    const sessions = await eventSessions(db, event.evt_event_id);
+    if (sessions.length === 0) throw businessError(`${event.evt_name} has no sessions yet`);
+    await replaceSessionChoice(db, reg.evr_event_registrant_id, sessions.map((s) => s.session_id), clock.now());
+    return {
+      data: { event_registrant_id: reg.evr_event_registrant_id, event_id: event.evt_event_id, session_ids: await chosenSessionIds(db, reg.evr_event_registrant_id) },
+      message: `You are enrolled in every session of ${event.evt_name}.`,
+    };
+  },
+});
