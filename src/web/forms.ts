@@ -16,6 +16,26 @@ export function hasBodyField(request: FastifyRequest, name: string): boolean {
   return Object.prototype.hasOwnProperty.call(request.body ?? {}, name);
 }
 
+/** Every value posted under a name: a repeated field (a checkbox after its hidden twin) arrives as an array. */
+export function bodyValues(request: FastifyRequest, name: string): string[] {
+  const v = ((request.body ?? {}) as Record<string, unknown>)[name];
+  if (typeof v === 'string') return [v];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/**
+ * A checkbox rendered after a hidden input of the same name with value 'false' (so that unchecked
+ * still posts the field): checked when any posted value is 'true'.
+ */
+export function bodyChecked(request: FastifyRequest, name: string): boolean {
+  return bodyValues(request, name).includes('true');
+}
+
+/** A checkbox that posts 'false' when unchecked and 'true' (after the hidden 'false') when checked. */
+export function checkboxInput(id: string, checked: boolean): SafeHtml {
+  return html`<input type="hidden" name="${id}" value="false"><input id="${id}" name="${id}" type="checkbox" value="true" ${checked ? html`checked` : ''}>`;
+}
+
 /** A labelled field with its error shown right below it. */
 export function fieldBlock(id: string, label: string, control: SafeHtml, error?: string, help?: string): SafeHtml {
   return html`<div class="field">

@@ -14,6 +14,10 @@ import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
 import { appSessionsPage } from './pages/app-sessions.js';
 import { cartPage } from './pages/cart.js';
+import { tierListPage } from './pages/admin/tier-list.js';
+import { tierEditPages } from './pages/admin/tiers.js';
+import { tierMembersPage } from './pages/admin/tier-members.js';
+import { productAdminPages } from './pages/admin/products.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8' };
@@ -49,4 +53,8 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   subscriptionSettingsPage(web, services);
   appSessionsPage(web, services);
   cartPage(web, services);
+  tierListPage(web, services);
+  tierEditPages(web, services);
+  tierMembersPage(web, services);
+  productAdminPages(web, services);
 }

@@ -13,7 +13,12 @@ const INT_RANGE: Record<string, [number, number]> = {
 const BOOLS: Record<string, boolean> = { true: true, false: false, '1': true, '0': false };
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-const bad = (field: string, why: string) => transactionError(`Invalid value for ${field}: ${why}`);
+/** One field's refusal: why its value cannot be stored. */
+class Refusal {
+  constructor(readonly why: string) {}
+}
+
+const bad = (_field: string, why: string) => new Refusal(why);
 
 /** One field's raw input as a string, or a refusal (repeated keys and nested objects are not values). */
 function asText(field: string, spec: ColumnSpec, raw: unknown): string {
@@ -24,8 +29,7 @@ function asText(field: string, spec: ColumnSpec, raw: unknown): string {
   throw bad(field, 'expected a single value');
 }
 
-/** Turns one field's text into the value to store, or throws 400 TransactionError naming the field. */
-export function coerceValue(field: string, spec: ColumnSpec, raw: unknown): unknown {
+function convert(field: string, spec: ColumnSpec, raw: unknown): unknown {
   const text = asText(field, spec, raw);
   if (text === '') {
     if (spec.required) throw bad(field, 'a value is required');
@@ -87,6 +91,26 @@ export function coerceValue(field: string, spec: ColumnSpec, raw: unknown): unkn
 }
 
 /**
+ * The model layer's check of one field: the value to store, or why it is refused (the admin screens
+ * show the reason next to the field; CRUD input refuses the request with it).
+ */
+export function checkValue(field: string, spec: ColumnSpec, raw: unknown): { value: unknown } | { error: string } {
+  try {
+    return { value: convert(field, spec, raw) };
+  } catch (e) {
+    if (e instanceof Refusal) return { error: e.why };
+    throw e;
+  }
+}
+
+/** Turns one field's text into the value to store, or throws 400 TransactionError naming the field. */
+export function coerceValue(field: string, spec: ColumnSpec, raw: unknown): unknown {
+  const checked = checkValue(field, spec, raw);
+  if ('error' in checked) throw transactionError(`Invalid value for ${field}: ${checked.error}`);
+  return checked.value;
+}
+
+/**
  * Sanitized input: only writable declared columns survive (the floors and api_unwritable_fields drop the
  * rest silently); each kept value is coerced, and the first bad one refuses the whole request.
  */
@@ -105,6 +129,6 @@ export function requireCreateFields(model: Model, values: Record<string, unknown
   for (const [field, spec] of Object.entries(model.columns)) {
     if (!spec.required || field === model.owner || field === model.primaryKey) continue;
     if (!writableColumns(model).has(field)) continue;
-    if (values[field] === undefined || values[field] === null) throw bad(field, 'a value is required');
+    if (values[field] === undefined || values[field] === null) throw transactionError(`Invalid value for ${field}: a value is required`);
   }
 }

@@ -12,6 +12,7 @@ import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { TierGate } from '../../tiers/gate-context.js';
 import { exportRow } from './export.js';
 import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
+import { stampTimes, updateRecord } from './write.js';
 
 type Verb = 'read' | 'write';
 interface ClassParams { className: string }
@@ -69,12 +70,6 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       if (code.startsWith('22')) throw transactionError('Save failed: a value is out of range or malformed');
       throw e;
     }
-  }
-
-  function stampTimes(model: Model, values: Row, now: Date, creating: boolean): void {
-    const t = (suffix: string) => `${model.prefix}_${suffix}`;
-    if (creating && model.columns[t('create_time')]) values[t('create_time')] = now;
-    if (model.columns[t('update_time')]) values[t('update_time')] = now;
   }
 
   const config = { feature: 'crud' as const, auth: 'surface' as const };
@@ -135,9 +130,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       // Authorised as stored, before any input is looked at.
       await authorizeRecord(model, stored, 'write', ctx);
       const changes = sanitizeInput(model, request.query ?? {});
-      await model.beforeUpdate?.(stored, changes, { ...ctx, trx });
-      stampTimes(model, changes, clock.now(), false);
-      await updateRow(trx, model, id, changes);
+      await updateRecord(trx, model, id, stored, changes, ctx);
       return loadRow(trx, model, id);
     });
     return success(await exportRow(model, row!, ctx), `${model.className} update successful.`);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SettingDefinition } from '../../../settings/definitions.js';
 import { SettingError, settingDefinition, validateSettingValue } from '../../../settings/registry.js';
 import type { Services } from '../../../services.js';
-import { bodyField, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
+import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { html } from '../../html.js';
 import { adminNav } from './nav.js';
 
@@ -36,7 +36,7 @@ function control(def: SettingDefinition, value: unknown) {
   const id = def.name;
   switch (def.type) {
     case 'boolean':
-      return html`<input type="hidden" name="${id}" value="false"><input id="${id}" name="${id}" type="checkbox" value="true" ${value === true ? html`checked` : ''}>`;
+      return checkboxInput(id, value === true);
     case 'enum':
       return html`<select id="${id}" name="${id}">${def.options.map((o) => html`<option value="${o}" ${value === o ? html`selected` : ''}>${TIMING[o] ?? o}</option>`)}</select>`;
     case 'integer':
@@ -87,7 +87,8 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was sa
     for (const name of SUBSCRIPTION_SCREEN_SETTINGS) {
       if (!hasBodyField(request, name)) continue;
       const def = settingDefinition(name)!;
-      const raw = bodyField(request, name);
+      // A checked box posts its hidden 'false' and then 'true': read every value, not just a single one.
+      const raw = def.type === 'boolean' ? String(bodyChecked(request, name)) : bodyField(request, name);
       const parsed = parsePosted(def, raw);
       values[name] = def.type === 'integer' ? raw : parsed;
       try {
