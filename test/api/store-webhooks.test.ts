@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
+import { WALLET_CERT_URL, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
 import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
-const DRIVERS: SourceDriver[] = [cardDriver];
+const wallet = walletDriver();
+const DRIVERS: SourceDriver[] = [cardDriver, wallet];
 
 let t: TestApp;
 let basic: TestTier;
@@ -253,5 +255,26 @@ describe('webhook channel', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json.errortype).toBe('AuthenticationError');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
+
+describe('wallet provider certificate', () => {
+  it('is fetched only from the provider domain: any other certificate URL is refused 401 without a fetch', async () => {
+    const before = wallet.certFetches.length;
+    for (const certUrl of ['https://evil.example.com/cert.pem', 'http://api.paypal.com/v1/notifications/certs/X', 'https://api.paypal.com.evil.net/c', 'https://api.paypal.com:8443/c']) {
+      const body = JSON.stringify({ id: uniqueRef('WH-'), event_type: 'BILLING.SUBSCRIPTION.ACTIVATED', create_time: t.clock.now().toISOString(), resource: {} });
+      const res = await postWebhook(t, 'wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now(), certUrl }));
+      expect(res.statusCode, certUrl).toBe(401);
+    }
+    expect(wallet.certFetches.length).toBe(before);
+  });
+
+  it('is fetched once and then served from the cache', async () => {
+    for (let i = 0; i < 2; i++) {
+      const userId = (await t.createUser()).userId;
+      const f = { userId, productId: 0, providerProductId: 'P-none', ref: uniqueRef('I-'), at: t.clock.now(), periodEnd: t.clock.now() };
+      expect((await postWebhook(t, 'wallet_provider', await wallet.purchase(t, f))).statusCode).toBe(200);
+    }
+    expect(wallet.certFetches.filter((u) => u === WALLET_CERT_URL)).toHaveLength(1);
   });
 });
