@@ -12,7 +12,9 @@ export type TierChangeReason =
   | 'expiry'
   | 'cancellation'
   | 'refund'
-  | 'manual';
+  | 'manual'
+  /** The store refused a purchase for tier purposes: another billing source is active for the user. */
+  | 'purchase_refused_other_source';
 
 /** What a change points back to (an order item, a webhook log entry, ...). */
 export interface ChangeReference {
