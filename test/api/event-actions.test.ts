@@ -115,6 +115,18 @@ describe('event_register', () => {
     expect(await liveRegistrations(t, paid)).toEqual([]);
   });
 
+  it('replays a retry with the same Idempotency-Key instead of registering again', async () => {
+    const eventId = await createEvent(t, { evt_name: 'Retry' });
+    const headers = { ...(await member()), 'idempotency-key': 'register-retry-1' };
+    const first = await post('event_register', { evt_event_id: eventId }, headers);
+    const retry = await post('event_register', { evt_event_id: eventId }, headers);
+    expect(first.statusCode).toBe(200);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotency-replayed']).toBe('true');
+    expect(retry.json).toEqual(first.json);
+    expect(await liveRegistrations(t, eventId)).toHaveLength(1);
+  });
+
   it.skipIf(!onPostgres)('never exceeds evt_max_signups under 20 concurrent registrations (PostgreSQL; PGlite has one connection, so requests cannot overlap there)', async () => {
     const eventId = await createEvent(t, { evt_name: 'Rush', evt_max_signups: 5 });
     const users = await Promise.all(Array.from({ length: 20 }, () => member()));
