@@ -65,6 +65,11 @@ export type FormBuilder = (ctx: FormContext) => FormDefinition | Promise<FormDef
 export interface ActionDefinition<S extends InputSchema | null = InputSchema | null> {
   /** Core actions by name; plugin actions as '{plugin}/{action}'. */
   name: string;
+  /**
+   * The plugin a core-named action needs (the contract names it without a namespace): it exists only
+   * while that plugin is active, and is otherwise the same 404 as an unknown action.
+   */
+  plugin?: string;
   description: string;
   /** Default true: run as the key's user. False: dispatched without key headers. */
   requires_session?: boolean;
@@ -92,6 +97,8 @@ export interface ActionDescriptor {
 
 export interface Action {
   name: string;
+  /** The plugin a core-named action needs; '{plugin}/{action}' names carry theirs in the name. */
+  plugin?: string | null;
   descriptor: ActionDescriptor;
   run(ctx: ActionContext): Promise<ActionResult>;
   form: FormBuilder | null;
@@ -101,6 +108,7 @@ export interface Action {
 export function defineAction<const S extends InputSchema | null = null>(def: ActionDefinition<S>): Action {
   return {
     name: def.name,
+    plugin: def.plugin ?? null,
     descriptor: {
       description: def.description,
       requires_session: def.requires_session ?? def.auth?.requires_session ?? true,

@@ -12,6 +12,7 @@ import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
 import mailboxPing from './plugins/mailbox/ping.js';
+import booking from './plugins/bookings/booking.js';
 import eventRegister from './events/event_register.js';
 import eventSessions from './events/event_sessions.js';
 import eventSessionsCourse from './events/event_sessions_course.js';
@@ -42,8 +43,8 @@ export const coreActions: Action[] = [
   survey,
 ];
 
-/** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */
-export const pluginActions: Action[] = [mailboxPing];
+/** Plugin actions, named '{plugin}/{action}' (or core-named with `plugin`); reachable only while their plugin is active. */
+export const pluginActions: Action[] = [mailboxPing, booking];
 
 /** The one registry. Building it validates every descriptor, so a contradiction stops the process at start. */
 export const actionRegistry = new ActionRegistry([...coreActions, ...pluginActions]);

@@ -15,11 +15,18 @@ export interface PluginState {
   isActive(name: string): boolean;
 }
 
+/** The plugin an action needs: the namespace of a '{plugin}/{action}' name, else its declared plugin. */
+export function pluginOf(action: Pick<Action, 'name' | 'plugin'>): string | null {
+  const slash = action.name.indexOf('/');
+  return slash >= 0 ? action.name.slice(0, slash) : (action.plugin ?? null);
+}
+
 /** Everything wrong with an action's declaration; an action with any problem is never registered. */
 export function actionProblems(action: Action): string[] {
   const d = action.descriptor;
   const problems: string[] = [];
   if (!CORE_NAME.test(action.name) && !PLUGIN_NAME.test(action.name)) problems.push(`name must be 'action' or 'plugin/action' in snake_case`);
+  if (action.plugin && action.name.includes('/') && !action.name.startsWith(`${action.plugin}/`)) problems.push(`plugin '${action.plugin}' contradicts the name's namespace`);
   if (typeof d.description !== 'string' || d.description.trim() === '') problems.push('description is required');
   if (typeof d.mutates !== 'boolean') problems.push('mutates must be true or false');
   if (d.requires_setting !== null && !settingDefinition(d.requires_setting)) problems.push(`requires_setting names unknown setting '${d.requires_setting}'`);
@@ -64,7 +71,10 @@ export class ActionRegistry {
     const slash = name.indexOf('/');
     if (slash >= 0 && !plugins.isActive(name.slice(0, slash))) return { kind: 'unknown' };
     const action = this.actions.get(name);
-    if (action) return { kind: 'action', action };
+    if (action) {
+      const plugin = pluginOf(action);
+      return plugin === null || plugins.isActive(plugin) ? { kind: 'action', action } : { kind: 'unknown' };
+    }
     if (this.undescribed.has(name)) return { kind: 'undescribed', name };
     return { kind: 'unknown' };
   }
@@ -73,8 +83,8 @@ export class ActionRegistry {
   available(plugins: PluginState): Action[] {
     return [...this.actions.values()]
       .filter((a) => {
-        const slash = a.name.indexOf('/');
-        return slash < 0 || plugins.isActive(a.name.slice(0, slash));
+        const plugin = pluginOf(a);
+        return plugin === null || plugins.isActive(plugin);
       })
       .sort((a, b) => a.name.localeCompare(b.name));
   }

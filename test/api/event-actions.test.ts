@@ -115,6 +115,18 @@ describe('event_register', () => {
     expect(await liveRegistrations(t, paid)).toEqual([]);
   });
 
+  it('replays a retry with the same Idempotency-Key instead of registering again', async () => {
+    const eventId = await createEvent(t, { evt_name: 'Retry' });
+    const headers = { ...(await member()), 'idempotency-key': 'register-retry-1' };
+    const first = await post('event_register', { evt_event_id: eventId }, headers);
+    const retry = await post('event_register', { evt_event_id: eventId }, headers);
+    expect(first.statusCode).toBe(200);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotency-replayed']).toBe('true');
+    expect(retry.json).toEqual(first.json);
+    expect(await liveRegistrations(t, eventId)).toHaveLength(1);
+  });
+
   it.skipIf(!onPostgres)('never exceeds evt_max_signups under 20 concurrent registrations (PostgreSQL; PGlite has one connection, so requests cannot overlap there)', async () => {
     const eventId = await createEvent(t, { evt_name: 'Rush', evt_max_signups: 5 });
     const users = await Promise.all(Array.from({ length: 20 }, () => member()));
@@ -248,6 +260,16 @@ describe('event_waiting_list', () => {
     expect(await liveWaitingList(t, eventId)).toHaveLength(1);
   });
 
+  it('closes the user entry when they take a place directly', async () => {
+    const eventId = await createEvent(t, { evt_max_signups: 1, evt_allow_waiting_list: true });
+    await register(eventId, await member());
+    const waiting = await memberWithId();
+    expect((await post('event_waiting_list', { evt_event_id: eventId }, waiting.headers)).statusCode).toBe(200);
+    await workflowTables(t.services.db).updateTable('evt_events').set({ evt_max_signups: 2 }).where('evt_event_id', '=', eventId).execute();
+    await register(eventId, waiting.headers);
+    expect(await liveWaitingList(t, eventId)).toEqual([]);
+  });
+
   it('refuses an event without a waiting list, one with places left, and a registered user', async () => {
     const noList = await createEvent(t, { evt_name: 'NoList', evt_max_signups: 1 });
     await register(noList, await member());
@@ -325,6 +347,33 @@ describe('event_sessions and event_sessions_course', () => {
 });
 
 describe('event forms', () => {
+  it('serves event_sessions for the user registration, with the chosen sessions checked', async () => {
+    const eventId = await createEvent(t, { evt_name: 'Fest' });
+    const [a, b] = [await createSession(t, eventId, 1), await createSession(t, eventId, 2)];
+    const headers = await member();
+    const reg = await register(eventId, headers);
+    expect((await post('event_sessions', { evr_event_registrant_id: reg, evs_event_session_ids: [b] }, headers)).statusCode).toBe(200);
+    const res = await t.request({ method: 'GET', url: `/api/v1/form/event_sessions?evr_event_registrant_id=${reg}`, headers });
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data.fields).toEqual([
+      { type: 'hidden', name: 'evr_event_registrant_id', label: '', value: reg },
+      {
+        type: 'checkbox_list',
+        name: 'evs_event_session_ids',
+        label: 'Sessions of Fest',
+        value: [String(b)],
+        required: true,
+        options: [{ value: String(a), label: 'Session 1' }, { value: String(b), label: 'Session 2' }],
+      },
+    ]);
+    const actions = await t.request({ method: 'GET', url: '/api/v1/actions' });
+    expect(res.json.data.fields.map((f: { name: string }) => f.name)).toEqual(Object.keys(actions.json.data.event_sessions.input));
+    const other = await t.request({ method: 'GET', url: `/api/v1/form/event_sessions?evr_event_registrant_id=${reg}`, headers: await member() });
+    expectRefusal(other, /^No such registration of yours$/);
+    const course = await t.request({ method: 'GET', url: `/api/v1/form/event_sessions_course?evr_event_registrant_id=${reg}`, headers });
+    expect(course.json.data.fields).toEqual([{ type: 'hidden', name: 'evr_event_registrant_id', label: '', value: reg }]);
+  });
+
   it('serves event_register for one event as its input field', async () => {
     const eventId = await createEvent(t, { evt_name: 'Formal' });
     const res = await t.request({ method: 'GET', url: `/api/v1/form/event_register?evt_event_id=${eventId}`, headers: await member() });

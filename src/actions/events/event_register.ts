@@ -46,6 +46,14 @@ export default defineAction({
         if (isUniqueViolation(e)) throw businessError(`You are already registered for ${event.evt_name}`);
         throw e;
       });
+    // A place taken directly ends the user's wait for one.
+    await workflowTables(db)
+      .updateTable('ewl_waiting_lists')
+      .set({ ewl_delete_time: now, ewl_update_time: now })
+      .where('ewl_evt_event_id', '=', event.evt_event_id)
+      .where('ewl_usr_user_id', '=', me.usr_user_id)
+      .where('ewl_delete_time', 'is', null)
+      .execute();
     return {
       data: {
         event_registrant_id: row.evr_event_registrant_id,

@@ -1,7 +1,8 @@
 import { businessError, validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { chosenSessionIds, eventSessions, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
+import { field } from '../form.js';
+import { chosenSessionIds, eventSessions, formRegistration, formViewer, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
 
 const MAX_SESSIONS = 500;
 
@@ -32,6 +33,23 @@ export default defineAction({
     return {
       data: { event_registrant_id: reg.evr_event_registrant_id, event_id: event.evt_event_id, session_ids: await chosenSessionIds(db, reg.evr_event_registrant_id) },
       message: `Your sessions of ${event.evt_name} are saved.`,
+    };
+  },
+  form: async ({ user, query, db, clock, settings }) => {
+    const reg = await formRegistration({ db, clock, settings, user: formViewer(user) }, query.evr_event_registrant_id);
+    const sessions = await eventSessions(db, reg.event.evt_event_id);
+    const chosen = await chosenSessionIds(db, reg.evr_event_registrant_id);
+    return {
+      submit_label: 'Save my sessions',
+      fields: [
+        field.hidden('evr_event_registrant_id', reg.evr_event_registrant_id),
+        field.checkboxList(
+          'evs_event_session_ids',
+          `Sessions of ${reg.event.evt_name}`,
+          sessions.map((s) => ({ value: String(s.session_id), label: s.title ?? `Session ${s.session_id}` })),
+          { value: chosen.map(String), required: true },
+        ),
+      ],
     };
   },
 });

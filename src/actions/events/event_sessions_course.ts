@@ -1,7 +1,8 @@
 import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { chosenSessionIds, eventSessions, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
+import { field } from '../form.js';
+import { chosenSessionIds, eventSessions, formRegistration, formViewer, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
 
 /** Enrols a registration of a course-type event in every one of its sessions. */
 export default defineAction({
@@ -24,5 +25,9 @@ export default defineAction({
       data: { event_registrant_id: reg.evr_event_registrant_id, event_id: event.evt_event_id, session_ids: await chosenSessionIds(db, reg.evr_event_registrant_id) },
       message: `You are enrolled in every session of ${event.evt_name}.`,
     };
+  },
+  form: async ({ user, query, db, clock, settings }) => {
+    const reg = await formRegistration({ db, clock, settings, user: formViewer(user) }, query.evr_event_registrant_id);
+    return { submit_label: `Take every session of ${reg.event.evt_name}`, fields: [field.hidden('evr_event_registrant_id', reg.evr_event_registrant_id)] };
   },
 });

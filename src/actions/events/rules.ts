@@ -1,6 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/types.js';
-import type { PrincipalUser } from '../../http/auth/principal.js';
 import { businessError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { Event } from '../../models/event.js';
@@ -17,13 +16,19 @@ export const VISIBILITY_PRIVATE = 0;
 /** evt_status 1 is a running event; any other status (completed, cancelled) takes no signups. */
 export const STATUS_ACTIVE = 1;
 
-export const isStaff = (user: PrincipalUser) => user.usr_permission >= STAFF_PERMISSION;
+/** Who is acting or looking: enough of the user for the visibility and ownership rules. */
+export interface EventViewer {
+  usr_user_id: number;
+  usr_permission: number;
+}
 
-interface EventContext {
+export const isStaff = (user: EventViewer) => user.usr_permission >= STAFF_PERMISSION;
+
+export interface EventContext {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
-  user: PrincipalUser;
+  user: EventViewer;
 }
 
 /** The event row, locked for this transaction when `lock` (capacity decisions are made under the lock). */
@@ -31,12 +36,6 @@ export async function loadEvent(db: Kysely<DB>, eventId: number, lock = false): 
   let q = workflowTables(db).selectFrom('evt_events').selectAll().where('evt_event_id', '=', eventId);
   if (lock) q = q.forUpdate();
   return (await q.executeTakeFirst()) as EventRow | undefined;
-}
-
-/** Who is looking: enough of the user for the visibility rules. */
-export interface EventViewer {
-  usr_user_id: number;
-  usr_permission: number;
 }
 
 /** A tier gate for one viewer; reuse it across the events of one request (it reads the tier once). */

@@ -1,10 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
-import type { PrincipalUser } from '../../http/auth/principal.js';
 import { businessError } from '../../http/errors.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Settings } from '../../settings/store.js';
-import { isStaff, visibleEvent, type EventRow } from './rules.js';
+import { isStaff, visibleEvent, type EventContext, type EventRow, type EventViewer } from './rules.js';
 import { workflowTables } from './tables.js';
 
 /** evt_session_display_type 2: a course, taken as a whole (every session); other values let sessions be picked. */
@@ -20,12 +17,9 @@ export interface Registration {
 
 /**
  * A live registration the acting user may choose sessions for (their own, or any for staff), with its
- * event locked for the transaction. Someone else's registration answers like a missing one.
+ * event locked for the transaction (unless a form is only reading). Someone else's registration answers like a missing one.
  */
-export async function registrationForSessions(
-  ctx: { db: Kysely<DB>; clock: Clock; settings: Settings; user: PrincipalUser },
-  registrantId: number,
-): Promise<Registration> {
+export async function registrationForSessions(ctx: EventContext, registrantId: number, lock = true): Promise<Registration> {
   const found = await workflowTables(ctx.db)
     .selectFrom('evr_event_registrants')
     .select(['evr_event_registrant_id', 'evr_evt_event_id', 'evr_usr_user_id'])
@@ -35,7 +29,7 @@ export async function registrationForSessions(
   if (!found || (found.evr_usr_user_id !== ctx.user.usr_user_id && !isStaff(ctx.user))) {
     throw businessError('No such registration of yours', { evr_event_registrant_id: registrantId });
   }
-  const event = await visibleEvent(ctx, found.evr_evt_event_id, true);
+  const event = await visibleEvent(ctx, found.evr_evt_event_id, lock);
   return { evr_event_registrant_id: found.evr_event_registrant_id, evr_usr_user_id: found.evr_usr_user_id, event };
 }
 
@@ -85,3 +79,13 @@ export async function chosenSessionIds(db: Kysely<DB>, registrantId: number): Pr
     .execute();
   return rows.map((r) => r.ers_evs_event_session_id);
 }
+
+/** The registration a sessions form is for (?evr_event_registrant_id=), read without locking. */
+export async function formRegistration(ctx: Omit<EventContext, 'user'> & { user: EventViewer | null }, raw: string | undefined): Promise<Registration> {
+  const id = /^\d{1,15}$/.test(raw ?? '') ? Number(raw) : 0;
+  return registrationForSessions({ ...ctx, user: ctx.user ?? { usr_user_id: 0, usr_permission: 0 } }, id, false);
+}
+
+/** A form user's row as an event viewer. */
+export const formViewer = (user: { usr_user_id: number; usr_permission?: unknown } | null): EventViewer | null =>
+  user ? { usr_user_id: Number(user.usr_user_id), usr_permission: Number(user.usr_permission ?? 0) } : null;
