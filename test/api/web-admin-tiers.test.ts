@@ -267,7 +267,7 @@ describe('admin tier, tier member and product screens', () => {
       const page = await staff.get(add.headers.location as string);
       const row = new RegExp(`<tr data-email="${u.email}">[\\s\\S]*?</tr>`).exec(page.body)![0];
       expect(row).toContain('<td class="assigned">2026-03-02 09:30:00</td>');
-      expect(row).toContain('<td class="method">Manual (administrator)</td>');
+      expect(row).toContain('<td class="method">Manual</td>');
       expect(row).toContain('<td class="status">active</td>');
       expect(page.body).toContain('Member added.');
     });

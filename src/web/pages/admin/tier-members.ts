@@ -9,7 +9,7 @@ import { adminNav } from './nav.js';
 
 const FORM_NAME = 'tier-members';
 const SEARCH_LIMIT = 20;
-const METHODS: Record<string, string> = { purchase: 'Purchase', manual: 'Manual (administrator)', other: 'Other' };
+const METHODS: Record<string, string> = { purchase: 'Purchase', manual: 'Manual', other: 'Other' };
 
 /** Escapes LIKE's wildcards so a search for 'a_b' matches only that text. */
 const likeContains = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -69,7 +69,7 @@ ${opts.notice ? html`<p class="notice" role="status" id="members-notice">${opts.
   <h2>Add a member</h2>
   ${tier.sbt_is_active ? '' : html`<p class="help">This tier is inactive: members cannot be added until it is active again.</p>`}
   <form method="get" action="${base}">
-    ${fieldBlock('q', 'Find a user by email', html`<input id="q" name="q" type="search" value="${q}" autocomplete="off">`, opts.error, 'Adding moves the user out of any other tier; it is recorded as a manual assignment.')}
+    ${fieldBlock('q', 'Find a user by email', html`<input id="q" name="q" type="text" inputmode="email" value="${q}" autocomplete="off">`, opts.error, 'Adding moves the user out of any other tier; it is recorded as a manual assignment.')}
     <button class="primary" type="submit">Search</button>
   </form>
   ${q

@@ -109,7 +109,8 @@ function featureControl(def: FeatureDefinition, value: string | boolean | undefi
 }
 
 function featureHelp(def: FeatureDefinition): string {
-  const bounds = def.type === 'integer' && (def.min !== undefined || def.max !== undefined) ? ` Allowed: ${def.min ?? '…'} to ${def.max ?? '…'}.` : '';
+  const bounds =
+    def.min !== undefined && def.max !== undefined ? ` From ${def.min} to ${def.max}.` : def.min !== undefined ? ` At least ${def.min}.` : def.max !== undefined ? ` At most ${def.max}.` : '';
   const unset = def.type === 'boolean' ? '' : ' Leave empty for no explicit value.';
   return `${def.description}${def.description.endsWith('.') || def.description === '' ? '' : '.'} Fallback when the tier has no value: ${showValue(def.default)}.${bounds}${unset}`;
 }
@@ -127,7 +128,7 @@ function coverageWarning(tier: Tier, definitions: FeatureDefinition[]): SafeHtml
   const stored = (tier.sbt_features ?? {}) as Record<string, unknown>;
   const missing = definitions.filter((d) => !has(stored, d.key));
   if (missing.length === 0) return html``;
-  return html`<div class="card warning" id="coverage-warning" role="status"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
+  return html`<div class="card" id="coverage-warning" role="status" style="background:#fff7e0;border-color:#f0d58c"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
 <ul>${missing.map((d) => html`<li data-feature="${d.key}">${d.label} (${d.key}) — fallback ${showValue(d.default)}</li>`)}</ul></div>`;
 }
 
