@@ -1,10 +1,12 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
+import { Product } from '../../src/models/product.js';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
 import { createTier, tierMemberships } from '../helpers/tiers.js';
 
 const PHONE = { width: 390, height: 844 };
+const PROVIDER_COLUMNS = ['pro_card_price_id', 'pro_wallet_plan_id', 'pro_ios_product_id', 'pro_android_product_id'];
 
 describeBrowser('browser: tiers, tier members and products screens', () => {
   const fx = useBrowserServer();
@@ -104,13 +106,21 @@ describeBrowser('browser: tiers, tier members and products screens', () => {
     await page.goto(`${fx.t.baseUrl}/admin/products`);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/admin/products/${productId}`), page.click(`tr[data-product="${productId}"] a`)]);
     await page.selectOption('#pro_sbt_subscription_tier_id', String(tier.tierId));
+    // The provider references, where the Product model declares them.
+    const references = PROVIDER_COLUMNS.filter((c) => Product.columns[c] !== undefined);
+    expect(await page.locator(PROVIDER_COLUMNS.map((c) => `#${c}`).join(',')).count()).toBe(references.length);
+    for (const c of references) await page.fill(`#${c}`, `ref-${c}`);
     await submit(page, 'Save product');
     expect(await page.locator('#product-saved').textContent()).toContain('Product saved');
     expect(await page.inputValue('#pro_sbt_subscription_tier_id')).toBe(String(tier.tierId));
     expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(PHONE.width);
     await shot(page, 'admin-product-edit-phone.png');
-    const stored = await (fx.t.services.db as any).selectFrom('pro_products').select(['pro_sbt_subscription_tier_id', 'pro_is_active']).where('pro_product_id', '=', productId).executeTakeFirstOrThrow();
-    expect(stored).toEqual({ pro_sbt_subscription_tier_id: tier.tierId, pro_is_active: true });
+    const stored = await (fx.t.services.db as any)
+      .selectFrom('pro_products')
+      .select(['pro_sbt_subscription_tier_id', 'pro_is_active', ...references])
+      .where('pro_product_id', '=', productId)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ pro_sbt_subscription_tier_id: tier.tierId, pro_is_active: true, ...Object.fromEntries(references.map((c) => [c, `ref-${c}`])) });
     await page.goto(`${fx.t.baseUrl}/admin/products`);
     expect(await page.locator(`tr[data-product="${productId}"] .tier`).textContent()).toBe('Platinum');
     await shot(page, 'admin-products-phone.png');

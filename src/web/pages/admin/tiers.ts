@@ -157,7 +157,8 @@ ${tier ? coverageWarning(tier, definitions) : ''}
   ${fieldBlock('sbt_name', 'Name (internal identifier)', html`<input id="sbt_name" name="sbt_name" type="text" maxlength="100" value="${form.sbt_name}">`, errors.sbt_name, 'For example basic, premium, pro. The tier’s group has the same name.')}
   ${fieldBlock('sbt_display_name', 'Display name', html`<input id="sbt_display_name" name="sbt_display_name" type="text" maxlength="100" value="${form.sbt_display_name}">`, errors.sbt_display_name)}
   ${fieldBlock('sbt_tier_level', 'Level', html`<input id="sbt_tier_level" name="sbt_tier_level" type="number" step="1" value="${form.sbt_tier_level}">`, errors.sbt_tier_level, 'Higher means a better tier, for example 10, 20, 30.')}
-  ${fieldBlock('sbt_description', 'Description', html`<textarea id="sbt_description" name="sbt_description" rows="4">${form.sbt_description}</textarea>`, errors.sbt_description)}
+  ${fieldBlock('sbt_description', 'Description', html`<textarea id="sbt_description" name="sbt_description" rows="4">
+${form.sbt_description}</textarea>`, errors.sbt_description)}
   ${fieldBlock('sbt_is_active', 'Active', checkboxInput('sbt_is_active', form.sbt_is_active), errors.sbt_is_active, 'Inactive tiers cannot be assigned or purchased.')}
   <h2>Features</h2>
   ${definitions.length === 0 ? html`<p>No features are declared.</p>` : featureSections(definitions, form, errors)}
