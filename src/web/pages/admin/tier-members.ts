@@ -118,13 +118,13 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
     const userId = /^\d{1,9}$/.test(rawId) ? Number(rawId) : null;
     const refuse = (error: string) => render(reply, viewer, tier, { q, error, status: 400 });
     if (userId === null) return refuse('Choose a user from the search results.');
+    if (!tier.sbt_is_active) return refuse('This tier is inactive: activate it before adding members.');
     try {
       await services.tiers.membership.assignManually(userId, tier.sbt_subscription_tier_id, viewer.user.usr_user_id);
     } catch (e) {
       if (!(e instanceof TierInputError)) throw e;
-      if (e.fields.user_id) return refuse('That user does not exist.');
-      if (e.fields.tier === 'is not active') return refuse('This tier is inactive: activate it before adding members.');
-      return refuse(e.message);
+      // The service has the last word (the tier may have changed since it was read above).
+      return refuse(e.fields.user_id ? 'That user does not exist.' : e.message);
     }
     return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members?added=1`, 303);
   });

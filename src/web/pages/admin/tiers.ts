@@ -88,12 +88,15 @@ function parseForm(form: TierForm, services: Services): { errors: Errors; featur
   return { errors, features };
 }
 
-/** The service's refusal, each field's message placed next to that field. */
+const FORM_FIELDS = new Set(['sbt_name', 'sbt_display_name', 'sbt_tier_level', 'sbt_description', 'sbt_is_active']);
+
+/** The service's refusal, each field's message placed next to that field (anything else above the form). */
 function serviceErrors(e: TierInputError): Errors {
   const errors: Errors = {};
   for (const [field, message] of Object.entries(e.fields)) {
-    const id = field.startsWith('sbt_features.') ? featureFieldId(field.slice('sbt_features.'.length)) : field;
-    errors[id] = sentence(message);
+    if (field.startsWith('sbt_features.')) errors[featureFieldId(field.slice('sbt_features.'.length))] = sentence(message);
+    else if (FORM_FIELDS.has(field)) errors[field] = sentence(message);
+    else errors.form = e.message;
   }
   if (Object.keys(errors).length === 0) errors.form = e.message;
   return errors;
