@@ -74,12 +74,16 @@ export function productAdminPages(web: FastifyInstance, services: Services): voi
       case 'checkbox':
         return checkboxInput(id, value === true || value === 'true');
       case 'textarea':
-        return html`<textarea id="${id}" name="${id}" rows="3">${value == null ? '' : String(value)}</textarea>`;
+        return html`<textarea id="${id}" name="${id}" rows="3">
+${value == null ? '' : String(value)}</textarea>`;
       case 'tier': {
         const selected = value == null || value === '' ? '' : String(value);
         return html`<select id="${id}" name="${id}"><option value="" ${selected === '' ? html`selected` : ''}>No tier</option>${tiers.map(
           (t) => html`<option value="${t.sbt_subscription_tier_id}" ${selected === String(t.sbt_subscription_tier_id) ? html`selected` : ''}>${t.sbt_display_name} (${t.sbt_name}, level ${t.sbt_tier_level})${t.sbt_is_active ? '' : ' — inactive'}</option>`,
-        )}</select>`;
+        )}${
+          // A link to a tier deleted since keeps showing, so saving never drops it unnoticed; it is refused until replaced.
+          selected !== '' && !tiers.some((t) => String(t.sbt_subscription_tier_id) === selected) ? html`<option value="${selected}" selected>Deleted or unknown tier #${selected}: choose another</option>` : ''
+        }</select>`;
       }
       default: {
         const max = Product.columns[id]?.max;

@@ -9,7 +9,7 @@ import { adminNav } from './nav.js';
 
 const FORM_NAME = 'tier-members';
 const SEARCH_LIMIT = 20;
-const METHODS: Record<string, string> = { purchase: 'Purchase', manual: 'Manual (administrator)', other: 'Other' };
+const METHODS: Record<string, string> = { purchase: 'Purchase', manual: 'Manual', other: 'Other' };
 
 /** Escapes LIKE's wildcards so a search for 'a_b' matches only that text. */
 const likeContains = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -69,7 +69,7 @@ ${opts.notice ? html`<p class="notice" role="status" id="members-notice">${opts.
   <h2>Add a member</h2>
   ${tier.sbt_is_active ? '' : html`<p class="help">This tier is inactive: members cannot be added until it is active again.</p>`}
   <form method="get" action="${base}">
-    ${fieldBlock('q', 'Find a user by email', html`<input id="q" name="q" type="search" value="${q}" autocomplete="off">`, opts.error, 'Adding moves the user out of any other tier; it is recorded as a manual assignment.')}
+    ${fieldBlock('q', 'Find a user by email', html`<input id="q" name="q" type="text" inputmode="email" value="${q}" autocomplete="off">`, opts.error, 'Adding moves the user out of any other tier; it is recorded as a manual assignment.')}
     <button class="primary" type="submit">Search</button>
   </form>
   ${q
@@ -118,13 +118,13 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
     const userId = /^\d{1,9}$/.test(rawId) ? Number(rawId) : null;
     const refuse = (error: string) => render(reply, viewer, tier, { q, error, status: 400 });
     if (userId === null) return refuse('Choose a user from the search results.');
+    if (!tier.sbt_is_active) return refuse('This tier is inactive: activate it before adding members.');
     try {
       await services.tiers.membership.assignManually(userId, tier.sbt_subscription_tier_id, viewer.user.usr_user_id);
     } catch (e) {
       if (!(e instanceof TierInputError)) throw e;
-      if (e.fields.user_id) return refuse('That user does not exist.');
-      if (e.fields.tier === 'is not active') return refuse('This tier is inactive: activate it before adding members.');
-      return refuse(e.message);
+      // The service has the last word (the tier may have changed since it was read above).
+      return refuse(e.fields.user_id ? 'That user does not exist.' : e.message);
     }
     return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members?added=1`, 303);
   });

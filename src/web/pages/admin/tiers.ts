@@ -88,12 +88,15 @@ function parseForm(form: TierForm, services: Services): { errors: Errors; featur
   return { errors, features };
 }
 
-/** The service's refusal, each field's message placed next to that field. */
+const FORM_FIELDS = new Set(['sbt_name', 'sbt_display_name', 'sbt_tier_level', 'sbt_description', 'sbt_is_active']);
+
+/** The service's refusal, each field's message placed next to that field (anything else above the form). */
 function serviceErrors(e: TierInputError): Errors {
   const errors: Errors = {};
   for (const [field, message] of Object.entries(e.fields)) {
-    const id = field.startsWith('sbt_features.') ? featureFieldId(field.slice('sbt_features.'.length)) : field;
-    errors[id] = sentence(message);
+    if (field.startsWith('sbt_features.')) errors[featureFieldId(field.slice('sbt_features.'.length))] = sentence(message);
+    else if (FORM_FIELDS.has(field)) errors[field] = sentence(message);
+    else errors.form = e.message;
   }
   if (Object.keys(errors).length === 0) errors.form = e.message;
   return errors;
@@ -109,7 +112,8 @@ function featureControl(def: FeatureDefinition, value: string | boolean | undefi
 }
 
 function featureHelp(def: FeatureDefinition): string {
-  const bounds = def.type === 'integer' && (def.min !== undefined || def.max !== undefined) ? ` Allowed: ${def.min ?? '…'} to ${def.max ?? '…'}.` : '';
+  const bounds =
+    def.min !== undefined && def.max !== undefined ? ` From ${def.min} to ${def.max}.` : def.min !== undefined ? ` At least ${def.min}.` : def.max !== undefined ? ` At most ${def.max}.` : '';
   const unset = def.type === 'boolean' ? '' : ' Leave empty for no explicit value.';
   return `${def.description}${def.description.endsWith('.') || def.description === '' ? '' : '.'} Fallback when the tier has no value: ${showValue(def.default)}.${bounds}${unset}`;
 }
@@ -127,7 +131,7 @@ function coverageWarning(tier: Tier, definitions: FeatureDefinition[]): SafeHtml
   const stored = (tier.sbt_features ?? {}) as Record<string, unknown>;
   const missing = definitions.filter((d) => !has(stored, d.key));
   if (missing.length === 0) return html``;
-  return html`<div class="card warning" id="coverage-warning" role="status"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
+  return html`<div class="card" id="coverage-warning" role="status" style="background:#fff7e0;border-color:#f0d58c"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
 <ul>${missing.map((d) => html`<li data-feature="${d.key}">${d.label} (${d.key}) — fallback ${showValue(d.default)}</li>`)}</ul></div>`;
 }
 
@@ -156,7 +160,8 @@ ${tier ? coverageWarning(tier, definitions) : ''}
   ${fieldBlock('sbt_name', 'Name (internal identifier)', html`<input id="sbt_name" name="sbt_name" type="text" maxlength="100" value="${form.sbt_name}">`, errors.sbt_name, 'For example basic, premium, pro. The tier’s group has the same name.')}
   ${fieldBlock('sbt_display_name', 'Display name', html`<input id="sbt_display_name" name="sbt_display_name" type="text" maxlength="100" value="${form.sbt_display_name}">`, errors.sbt_display_name)}
   ${fieldBlock('sbt_tier_level', 'Level', html`<input id="sbt_tier_level" name="sbt_tier_level" type="number" step="1" value="${form.sbt_tier_level}">`, errors.sbt_tier_level, 'Higher means a better tier, for example 10, 20, 30.')}
-  ${fieldBlock('sbt_description', 'Description', html`<textarea id="sbt_description" name="sbt_description" rows="4">${form.sbt_description}</textarea>`, errors.sbt_description)}
+  ${fieldBlock('sbt_description', 'Description', html`<textarea id="sbt_description" name="sbt_description" rows="4">
+${form.sbt_description}</textarea>`, errors.sbt_description)}
   ${fieldBlock('sbt_is_active', 'Active', checkboxInput('sbt_is_active', form.sbt_is_active), errors.sbt_is_active, 'Inactive tiers cannot be assigned or purchased.')}
   <h2>Features</h2>
   ${definitions.length === 0 ? html`<p>No features are declared.</p>` : featureSections(definitions, form, errors)}
