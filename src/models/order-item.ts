@@ -34,6 +34,10 @@ export const OrderItem = defineModel({
     odi_subscription_cancel_at_period_end: col.bool(),
     odi_paypal_subscription_id: col.varchar(64),
     odi_payment_source: col.varchar(20, { options: ['card_processor', 'wallet_provider', 'ios_store', 'android_store'] }),
+    // Subscription lifecycle (migration 0010): start of the paid period (base of a prorated refund) and
+    // the lower-tier product of a downgrade scheduled for the period end.
+    odi_subscription_period_start: col.timestamp(),
+    odi_scheduled_pro_product_id: col.bigint(),
     ...standardTimes('odi'),
   },
   exposure: { readable: true, writable: false },

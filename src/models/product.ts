@@ -32,6 +32,8 @@ export const Product = defineModel({
     pro_sbt_subscription_tier_id: col.int(),
     pro_tier_min_level: col.int(),
     pro_fil_file_id: col.bigint(),
+    // Billing period of a subscription product, the summary's "period" (migration 0010).
+    pro_subscription_period: col.varchar(8, { options: ['day', 'week', 'month', 'year'] }),
     ...standardTimes('pro'),
   },
   exposure: { readable: true, writable: true, publicRead: true },
