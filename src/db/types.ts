@@ -235,6 +235,109 @@ export interface DeviceLinksTable {
   dvl_delivered_time: Nullable<Timestamp>;
 }
 
+export type PaymentSource = 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store';
+type Opt<T> = ColumnType<T | null, T | null | undefined, T | null>;
+type OptTime = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+/** The store's view of pro_products: the columns the store reads and writes. */
+export interface ProductsTable {
+  pro_product_id: Generated<number>;
+  pro_name: string;
+  pro_link: string;
+  pro_is_active: Opt<boolean>;
+  pro_sbt_subscription_tier_id: Opt<number>;
+  pro_card_price_id: Opt<string>;
+  pro_wallet_plan_id: Opt<string>;
+  pro_ios_product_id: Opt<string>;
+  pro_android_product_id: Opt<string>;
+  /** Minor units (cents) in pro_currency. */
+  pro_price: Opt<number>;
+  pro_currency: Generated<string>;
+  pro_max_cart_count: Opt<number>;
+  pro_create_time: GeneratedTimestamp;
+  pro_update_time: GeneratedTimestamp;
+  pro_delete_time: OptTime;
+}
+
+export interface OrdersTable {
+  ord_order_id: Generated<number>;
+  ord_usr_user_id: Opt<number>;
+  ord_timestamp: GeneratedTimestamp;
+  /** Minor units in ord_currency. */
+  ord_total_cost: Opt<number>;
+  ord_currency: Generated<string>;
+  ord_stripe_session_id: Opt<string>;
+  ord_stripe_payment_intent_id: Opt<string>;
+  ord_stripe_invoice_id: Opt<string>;
+  ord_stripe_charge_id: Opt<string>;
+  ord_paypal_order_id: Opt<string>;
+  ord_status: Opt<number>;
+  ord_error: Opt<string>;
+  ord_refund_amount: Opt<number>;
+  ord_refund_time: OptTime;
+  ord_refund_note: Opt<string>;
+  ord_payment_method: Opt<string>;
+  ord_payment_source: Opt<PaymentSource>;
+  ord_raw_cart: Opt<string>;
+  ord_test_mode: Generated<boolean | null>;
+  ord_create_time: GeneratedTimestamp;
+  ord_update_time: GeneratedTimestamp;
+  ord_delete_time: OptTime;
+}
+
+export interface OrderItemsTable {
+  odi_order_item_id: Generated<number>;
+  odi_ord_order_id: number;
+  odi_pro_product_id: number;
+  odi_product_info: Opt<string>;
+  /** Minor units in odi_currency. */
+  odi_price: Opt<number>;
+  odi_currency: Generated<string>;
+  odi_status: Opt<number>;
+  odi_status_change_time: GeneratedTimestamp;
+  odi_usr_user_id: Opt<number>;
+  odi_stripe_subscription_id: Opt<string>;
+  odi_paypal_subscription_id: Opt<string>;
+  odi_is_subscription: Opt<boolean>;
+  odi_subscription_cancelled_time: OptTime;
+  odi_refund_amount: Opt<number>;
+  odi_refund_note: Opt<string>;
+  odi_refund_time: OptTime;
+  odi_stripe_foreign_invoice_id: Opt<string>;
+  odi_subscription_status: Opt<SubscriptionStatus>;
+  odi_subscription_period_end: OptTime;
+  odi_subscription_cancel_at_period_end: Generated<boolean | null>;
+  odi_payment_source: Opt<PaymentSource>;
+  /** The provider's subscription reference (or payment reference for a one-time purchase). */
+  odi_subscription_reference: Opt<string>;
+  /** Provider time of the latest event applied: an older event never undoes newer state. */
+  odi_last_event_time: OptTime;
+  /** Set when the purchase was refused for tier purposes: another source was active for the user. */
+  odi_source_conflict_time: OptTime;
+  odi_create_time: GeneratedTimestamp;
+  odi_update_time: GeneratedTimestamp;
+  odi_delete_time: OptTime;
+}
+
+export interface WebhookLogsTable {
+  wbh_webhook_log_id: Generated<number>;
+  wbh_provider: string;
+  wbh_event_type: Opt<string>;
+  wbh_event_id: string;
+  wbh_payload: ColumnType<unknown, string | undefined, string>;
+  wbh_processed: Generated<boolean | null>;
+  wbh_error_message: Opt<string>;
+  wbh_event_time: OptTime;
+  wbh_create_time: GeneratedTimestamp;
+  wbh_update_time: OptTime;
+}
+
+export interface StoreAccountTokensTable {
+  sat_usr_user_id: number;
+  sat_token: string;
+  sat_create_time: GeneratedTimestamp;
+}
+
 /** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
 export interface DB {
   stg_settings: SettingsTable;
@@ -253,4 +356,9 @@ export interface DB {
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;
   dvl_device_links: DeviceLinksTable;
+  pro_products: ProductsTable;
+  ord_orders: OrdersTable;
+  odi_order_items: OrderItemsTable;
+  wbh_webhook_logs: WebhookLogsTable;
+  sat_store_account_tokens: StoreAccountTokensTable;
 }

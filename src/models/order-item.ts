@@ -34,6 +34,9 @@ export const OrderItem = defineModel({
     odi_subscription_cancel_at_period_end: col.bool(),
     odi_paypal_subscription_id: col.varchar(64),
     odi_payment_source: col.varchar(20, { options: ['card_processor', 'wallet_provider', 'ios_store', 'android_store'] }),
+    odi_subscription_reference: col.varchar(255),
+    odi_last_event_time: col.timestamp(),
+    odi_source_conflict_time: col.timestamp(),
     // Subscription lifecycle (migration 0010): start of the paid period (base of a prorated refund) and
     // the lower-tier product of a downgrade scheduled for the period end.
     odi_subscription_period_start: col.timestamp(),

@@ -32,6 +32,7 @@ export const Order = defineModel({
     ord_stripe_subscription_id_temp: col.varchar(255),
     ord_paypal_order_id: col.varchar(64),
     ord_payment_method: col.varchar(32),
+    ord_payment_source: col.varchar(20, { options: ['card_processor', 'wallet_provider', 'ios_store', 'android_store'] }),
     ...standardTimes('ord'),
   },
   // Provider payloads stay server-side.

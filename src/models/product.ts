@@ -31,6 +31,13 @@ export const Product = defineModel({
     pro_stripe_product_id_test: col.varchar(64),
     pro_sbt_subscription_tier_id: col.int(),
     pro_tier_min_level: col.int(),
+    // Each billing source's reference for this product (store, migration 0008); price in minor units.
+    pro_card_price_id: col.varchar(255),
+    pro_wallet_plan_id: col.varchar(255),
+    pro_ios_product_id: col.varchar(255),
+    pro_android_product_id: col.varchar(255),
+    pro_price: col.bigint({ min: 0 }),
+    pro_currency: col.varchar(3),
     pro_fil_file_id: col.bigint(),
     // Billing period of a subscription product, the summary's "period" (migration 0010).
     pro_subscription_period: col.varchar(8, { options: ['day', 'week', 'month', 'year'] }),

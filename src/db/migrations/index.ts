@@ -6,6 +6,7 @@ import * as actions from './0004_actions.js';
 import * as tierProductLink from './0005_tier_product_link.js';
 import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
+import * as store from './0008_store.js';
 import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_tier_product_link': tierProductLink,
   '0006_web_sessions': webSessions,
   '0007_app_links': appLinks,
+  '0008_store': store,
   '0010_subscription_lifecycle': subscriptionLifecycle,
 };

@@ -1,0 +1,140 @@
+import Stripe from 'stripe';
+import type { Settings } from '../../settings/store.js';
+
+/** A card-processor subscription as the store needs it (Stripe protocol). */
+export interface CardSubscription {
+  id: string;
+  status: string;
+  cancelAtPeriodEnd: boolean;
+  /** End of the paid period; null when the provider reports none. */
+  currentPeriodEnd: Date | null;
+  /** The subscription item carrying the price (needed to change plan). */
+  itemId: string | null;
+  priceId: string | null;
+}
+
+export interface CardRefund {
+  id: string;
+  /** Minor units. */
+  amount: number;
+  status: string | null;
+}
+
+export interface CheckoutSessionRequest {
+  mode: 'payment' | 'subscription';
+  lineItems: Array<{ price: string; quantity: number } | { name: string; unitAmount: number; currency: string; quantity: number }>;
+  metadata: Record<string, string>;
+  successUrl: string;
+  cancelUrl: string;
+  customerEmail?: string;
+}
+
+/**
+ * Outbound calls to the card processor, through the official stripe SDK. The host comes from the
+ * setting card_processor_api_base (empty: the provider's own), the key from card_processor_api_key.
+ * Every method throws on a provider error; nothing here touches our database.
+ */
+export interface CardProcessorClient {
+  createCheckoutSession(req: CheckoutSessionRequest): Promise<{ id: string; url: string; paymentIntentId: string | null }>;
+  getSubscription(subscriptionId: string): Promise<CardSubscription>;
+  /** atPeriodEnd true: the subscription stays until its period ends; false: cancelled now. */
+  cancel(subscriptionId: string, opts: { atPeriodEnd: boolean }): Promise<CardSubscription>;
+  /** Undoes a scheduled cancellation (cancel_at_period_end false). */
+  resume(subscriptionId: string): Promise<CardSubscription>;
+  /** Moves the subscription to another price; prorate creates prorations, else none. */
+  changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean }): Promise<CardSubscription>;
+  /** Refunds a payment (by payment intent or charge); amount in minor units, omitted: the whole payment. */
+  refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }): Promise<CardRefund>;
+}
+
+function stripeConfig(base: string): Stripe.StripeConfig {
+  const config: Stripe.StripeConfig = { maxNetworkRetries: 0, timeout: 20_000, telemetry: false };
+  if (base) {
+    const url = new URL(base);
+    config.host = url.hostname;
+    config.protocol = url.protocol === 'http:' ? 'http' : 'https';
+    if (url.port) config.port = Number(url.port);
+  }
+  return config;
+}
+
+function toSubscription(s: Stripe.Subscription): CardSubscription {
+  const item = s.items?.data?.[0];
+  const raw = s as unknown as { current_period_end?: number };
+  const end = raw.current_period_end ?? (item as unknown as { current_period_end?: number } | undefined)?.current_period_end;
+  return {
+    id: s.id,
+    status: s.status,
+    cancelAtPeriodEnd: Boolean(s.cancel_at_period_end),
+    currentPeriodEnd: typeof end === 'number' ? new Date(end * 1000) : null,
+    itemId: item?.id ?? null,
+    priceId: item?.price?.id ?? null,
+  };
+}
+
+export class StripeCardProcessorClient implements CardProcessorClient {
+  private readonly stripe: Stripe;
+
+  constructor(apiKey: string, apiBase: string) {
+    if (!apiKey) throw new Error('card_processor_api_key is not set');
+    this.stripe = new Stripe(apiKey, stripeConfig(apiBase));
+  }
+
+  static fromSettings(settings: Settings): StripeCardProcessorClient {
+    return new StripeCardProcessorClient(settings.string('card_processor_api_key'), settings.string('card_processor_api_base'));
+  }
+
+  async createCheckoutSession(req: CheckoutSessionRequest) {
+    const session = await this.stripe.checkout.sessions.create({
+      mode: req.mode,
+      line_items: req.lineItems.map((l) =>
+        'price' in l
+          ? { price: l.price, quantity: l.quantity }
+          : { quantity: l.quantity, price_data: { currency: l.currency, unit_amount: l.unitAmount, product_data: { name: l.name } } },
+      ),
+      metadata: req.metadata,
+      // Renewals and refunds name the same user and product: the metadata travels to what the session creates.
+      ...(req.mode === 'subscription' ? { subscription_data: { metadata: req.metadata } } : { payment_intent_data: { metadata: req.metadata } }),
+      success_url: req.successUrl,
+      cancel_url: req.cancelUrl,
+      ...(req.customerEmail ? { customer_email: req.customerEmail } : {}),
+    });
+    if (!session.url) throw new Error('The card processor returned a checkout session without a url');
+    const pi = session.payment_intent;
+    return { id: session.id, url: session.url, paymentIntentId: typeof pi === 'string' ? pi : (pi?.id ?? null) };
+  }
+
+  async getSubscription(subscriptionId: string) {
+    return toSubscription(await this.stripe.subscriptions.retrieve(subscriptionId));
+  }
+
+  async cancel(subscriptionId: string, opts: { atPeriodEnd: boolean }) {
+    if (opts.atPeriodEnd) return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+    return toSubscription(await this.stripe.subscriptions.cancel(subscriptionId));
+  }
+
+  async resume(subscriptionId: string) {
+    return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
+  }
+
+  async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean }) {
+    const current = await this.getSubscription(subscriptionId);
+    if (!current.itemId) throw new Error(`Subscription ${subscriptionId} has no item to change`);
+    const updated = await this.stripe.subscriptions.update(subscriptionId, {
+      items: [{ id: current.itemId, price: priceId }],
+      proration_behavior: opts.prorate ? 'create_prorations' : 'none',
+      cancel_at_period_end: false,
+    });
+    return toSubscription(updated);
+  }
+
+  async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {
+    if (!req.paymentIntentId && !req.chargeId) throw new Error('A refund needs a payment intent or a charge');
+    const refund = await this.stripe.refunds.create({
+      ...(req.paymentIntentId ? { payment_intent: req.paymentIntentId } : { charge: req.chargeId! }),
+      ...(req.amount !== undefined ? { amount: req.amount } : {}),
+      ...(req.metadata ? { metadata: req.metadata } : {}),
+    });
+    return { id: refund.id, amount: refund.amount, status: refund.status ?? null };
+  }
+}

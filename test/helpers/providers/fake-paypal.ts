@@ -1,0 +1,83 @@
+import { FakeServer } from './fake-server.js';
+
+export interface FakePaypalSubscription {
+  id: string;
+  status: string;
+  plan_id: string;
+  custom_id: string | null;
+  billing_info: { next_billing_time: string | null };
+}
+
+/**
+ * The wallet-provider (PayPal) API subset the store calls: OAuth client-credentials token,
+ * subscriptions (get, cancel, suspend, activate, revise) and capture refunds. It also hosts the
+ * webhook signing certificate at /v1/notifications/certs/{name} (the certificate host).
+ */
+export class FakePaypal extends FakeServer {
+  readonly subscriptions = new Map<string, FakePaypalSubscription>();
+  readonly certificates = new Map<string, string>();
+  readonly clientId = 'wallet-client-id';
+  readonly clientSecret = 'wallet-client-secret';
+  private readonly tokens = new Set<string>();
+  private n = 0;
+
+  constructor() {
+    super();
+    this.route('POST /v1/oauth2/token', (req) => {
+      const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
+      if (req.headers.authorization !== expected || !String(req.rawBody).includes('grant_type=client_credentials')) {
+        return { status: 401, json: { error: 'invalid_client' } };
+      }
+      const token = `A21AA-test-${++this.n}`;
+      this.tokens.add(token);
+      return { json: { access_token: token, token_type: 'Bearer', expires_in: 32400 } };
+    });
+    this.route('GET /v1/notifications/certs/:name', (req) => {
+      const pem = this.certificates.get(req.params.name!);
+      return pem ? { text: pem } : { status: 404, text: 'not found' };
+    });
+    this.route('GET /v1/billing/subscriptions/:id', (req) => this.authorized(req.headers.authorization, () => this.sub(req.params.id!, (s) => ({ json: s }))));
+    for (const [verb, status] of [
+      ['cancel', 'CANCELLED'],
+      ['suspend', 'SUSPENDED'],
+      ['activate', 'ACTIVE'],
+    ] as const) {
+      this.route(`POST /v1/billing/subscriptions/:id/${verb}`, (req) =>
+        this.authorized(req.headers.authorization, () =>
+          this.sub(req.params.id!, (s) => {
+            s.status = status;
+            return { status: 204 };
+          }),
+        ),
+      );
+    }
+    this.route('POST /v1/billing/subscriptions/:id/revise', (req) =>
+      this.authorized(req.headers.authorization, () =>
+        this.sub(req.params.id!, (s) => {
+          s.plan_id = (req.body as { plan_id: string }).plan_id;
+          return { json: { plan_id: s.plan_id, links: [{ rel: 'approve', href: `${this.base}/approve/${s.id}`, method: 'GET' }] } };
+        }),
+      ),
+    );
+    this.route('POST /v2/payments/captures/:id/refund', (req) =>
+      this.authorized(req.headers.authorization, () => ({ status: 201, json: { id: `REFUND-${++this.n}`, status: 'COMPLETED' } })),
+    );
+  }
+
+  addSubscription(s: Partial<FakePaypalSubscription> & { id: string; plan_id: string }): FakePaypalSubscription {
+    const sub: FakePaypalSubscription = { status: 'ACTIVE', custom_id: null, billing_info: { next_billing_time: null }, ...s };
+    this.subscriptions.set(sub.id, sub);
+    return sub;
+  }
+
+  private authorized(header: string | string[] | undefined, fn: () => { status?: number; json?: unknown }) {
+    const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!this.tokens.has(token)) return { status: 401, json: { error: 'invalid_token' } };
+    return fn();
+  }
+
+  private sub(id: string, fn: (s: FakePaypalSubscription) => { status?: number; json?: unknown }) {
+    const s = this.subscriptions.get(id);
+    return s ? fn(s) : { status: 404, json: { name: 'RESOURCE_NOT_FOUND' } };
+  }
+}

@@ -1,0 +1,146 @@
+import { FakeServer } from './fake-server.js';
+import { stripeEvent, stripeSignature } from './stripe-signer.js';
+
+export interface FakeSubscription {
+  id: string;
+  object: 'subscription';
+  status: string;
+  cancel_at_period_end: boolean;
+  current_period_end: number;
+  metadata: Record<string, string>;
+  items: { object: 'list'; data: Array<{ id: string; object: 'subscription_item'; price: { id: string; object: 'price' }; current_period_end: number }> };
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The card-processor API subset the store calls (checkout sessions, subscriptions, refunds), plus a
+ * hosted payment page: GET /pay/{session} shows a "Pay" button; POST /pay/{session} sends a genuinely
+ * signed checkout.session.completed to `webhook.url` and redirects to the session's success_url.
+ */
+export class FakeStripe extends FakeServer {
+  readonly sessions = new Map<string, Record<string, any>>();
+  readonly subscriptions = new Map<string, FakeSubscription>();
+  readonly refunds: Array<Record<string, unknown>> = [];
+  /** Where the Pay button delivers the webhook, and the endpoint secret it signs with. */
+  webhook: { url: string; secret: string } | null = null;
+  /** Seconds; the provider's clock for created/period times (tests align it with the app clock). */
+  now = () => Math.floor(Date.now() / 1000);
+  readonly deliveries: Array<{ status: number; body: string }> = [];
+  private n = 0;
+
+  constructor() {
+    super();
+    this.route('POST /v1/checkout/sessions', (req) => {
+      const b = req.body as Record<string, any>;
+      const id = `cs_test_${++this.n}`;
+      const session = {
+        id,
+        object: 'checkout.session',
+        mode: b.mode,
+        url: `${this.base}/pay/${id}`,
+        success_url: b.success_url,
+        cancel_url: b.cancel_url,
+        metadata: b.metadata ?? {},
+        line_items: b.line_items ?? [],
+        subscription_data: b.subscription_data ?? null,
+        payment_intent: b.mode === 'payment' ? `pi_test_${this.n}` : null,
+        subscription: null as string | null,
+        status: 'open',
+        payment_status: 'unpaid',
+        amount_total: null as number | null,
+        currency: 'usd',
+        created: this.now(),
+      };
+      this.sessions.set(id, session);
+      return { json: session };
+    });
+    this.route('GET /pay/:id', (req) => {
+      const s = this.sessions.get(req.params.id!);
+      if (!s) return { status: 404, html: '<p>No such session</p>' };
+      return {
+        html: `<!doctype html><html><head><title>Pay</title></head><body><h1>Test payment</h1>
+<form method="post" action="/pay/${escapeHtml(s.id)}"><button type="submit">Pay</button></form></body></html>`,
+      };
+    });
+    this.route('POST /pay/:id', async (req) => {
+      const s = this.sessions.get(req.params.id!);
+      if (!s) return { status: 404, html: '<p>No such session</p>' };
+      await this.complete(s.id);
+      return { status: 303, headers: { location: s.success_url }, text: '' };
+    });
+    this.route('GET /v1/subscriptions/:id', (req) => this.subscriptionResponse(req.params.id!));
+    this.route('POST /v1/subscriptions/:id', (req) => {
+      const sub = this.subscriptions.get(req.params.id!);
+      if (!sub) return this.missing(req.params.id!);
+      const b = req.body as Record<string, any>;
+      if (b.cancel_at_period_end !== undefined) sub.cancel_at_period_end = b.cancel_at_period_end === 'true';
+      if (Array.isArray(b.items)) {
+        for (const it of b.items) {
+          const item = sub.items.data.find((d) => d.id === it.id);
+          if (item && it.price) item.price = { id: it.price, object: 'price' };
+        }
+      }
+      return { json: sub };
+    });
+    this.route('DELETE /v1/subscriptions/:id', (req) => {
+      const sub = this.subscriptions.get(req.params.id!);
+      if (!sub) return this.missing(req.params.id!);
+      sub.status = 'canceled';
+      return { json: sub };
+    });
+    this.route('POST /v1/refunds', (req) => {
+      const b = req.body as Record<string, any>;
+      const refund = { id: `re_test_${++this.n}`, object: 'refund', amount: b.amount ? Number(b.amount) : 1000, status: 'succeeded', payment_intent: b.payment_intent ?? null, charge: b.charge ?? null, metadata: b.metadata ?? {} };
+      this.refunds.push(refund);
+      return { json: refund };
+    });
+  }
+
+  /** Adds a subscription the fake knows about (as if created by a checkout). */
+  addSubscription(id: string, priceId: string, periodEnd: number, metadata: Record<string, string> = {}): FakeSubscription {
+    const sub: FakeSubscription = {
+      id,
+      object: 'subscription',
+      status: 'active',
+      cancel_at_period_end: false,
+      current_period_end: periodEnd,
+      metadata,
+      items: { object: 'list', data: [{ id: `si_${id}`, object: 'subscription_item', price: { id: priceId, object: 'price' }, current_period_end: periodEnd }] },
+    };
+    this.subscriptions.set(id, sub);
+    return sub;
+  }
+
+  /** Pays the session: marks it complete and delivers the signed checkout.session.completed webhook. */
+  async complete(sessionId: string): Promise<{ status: number; body: string }> {
+    const s = this.sessions.get(sessionId)!;
+    s.status = 'complete';
+    s.payment_status = 'paid';
+    if (s.mode === 'subscription') {
+      s.subscription = `sub_test_${++this.n}`;
+      const price = (s.line_items as Array<{ price?: string }>)[0]?.price ?? 'price_unknown';
+      this.addSubscription(s.subscription, price, this.now() + 30 * 86400, s.metadata);
+    }
+    if (!this.webhook) throw new Error('FakeStripe.webhook is not configured');
+    const event = stripeEvent('checkout.session.completed', s, { created: this.now() });
+    const payload = JSON.stringify(event);
+    const res = await fetch(this.webhook.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(payload, this.webhook.secret, this.now()) },
+      body: payload,
+    });
+    const delivery = { status: res.status, body: await res.text() };
+    this.deliveries.push(delivery);
+    return delivery;
+  }
+
+  private subscriptionResponse(id: string) {
+    const sub = this.subscriptions.get(id);
+    return sub ? { json: sub } : this.missing(id);
+  }
+
+  private missing(id: string) {
+    return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such subscription: '${id}'` } } };
+  }
+}
