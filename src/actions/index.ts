@@ -11,6 +11,7 @@ import register from './account/register.js';
 import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
+import ordersRecurringAction from './store/orders_recurring_action.js';
 import subscriptionSummary from './store/subscription_summary.js';
 import mailboxPing from './plugins/mailbox/ping.js';
 import { ActionRegistry } from './registry.js';
@@ -30,6 +31,7 @@ export const coreActions: Action[] = [
   addressEdit,
   phoneNumbersEdit,
   subscriptionSummary,
+  ordersRecurringAction,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */

@@ -12,7 +12,10 @@ export type TierChangeReason =
   | 'expiry'
   | 'cancellation'
   | 'refund'
-  | 'manual';
+  | 'manual'
+  // A member's own plan change (subscription lifecycle): up or down to another tier's product.
+  | 'upgrade'
+  | 'downgrade';
 
 /** What a change points back to (an order item, a webhook log entry, ...). */
 export interface ChangeReference {

@@ -20,7 +20,7 @@ export type RefusalReason =
   | 'same_tier'
   | 'not_a_tier_product'
   | 'product_unavailable'
-  | 'period_mismatch';
+  | 'tier_conflict';
 
 export const refuse = (reason: RefusalReason, message: string, extra: Record<string, unknown> = {}): ApiError =>
   businessError(message, { reason, ...extra });

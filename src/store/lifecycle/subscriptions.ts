@@ -21,6 +21,7 @@ export interface Subscription {
   createTime: Date;
   tier: { tierId: number; name: string; displayName: string; level: number } | null;
   scheduledProductId: number | null;
+  scheduledChangeTime: Date | null;
 }
 
 /** The statuses the member sees: a subscription that still gives access. */
@@ -43,6 +44,7 @@ function baseQuery(db: Kysely<DB>) {
       'odi_subscription_period_end',
       'odi_subscription_cancelled_time',
       'odi_scheduled_pro_product_id',
+      'odi_scheduled_change_time',
       'odi_create_time',
       'pro_name',
       'pro_subscription_period',
@@ -77,6 +79,7 @@ function toSubscription(r: Row): Subscription {
         ? null
         : { tierId: Number(r.sbt_subscription_tier_id), name: r.sbt_name!, displayName: r.sbt_display_name!, level: Number(r.sbt_tier_level) },
     scheduledProductId: r.odi_scheduled_pro_product_id === null ? null : Number(r.odi_scheduled_pro_product_id),
+    scheduledChangeTime: r.odi_scheduled_change_time,
   };
 }
 
@@ -119,6 +122,8 @@ export interface PlanProduct {
   productId: number;
   name: string;
   period: SubscriptionPeriod | null;
+  /** Minor units. */
+  price: number | null;
   tier: { tierId: number; name: string; displayName: string; level: number; live: boolean } | null;
   active: boolean;
 }
@@ -133,6 +138,7 @@ export async function readPlanProduct(db: Kysely<DB>, productId: number): Promis
       'pro_is_active',
       'pro_delete_time',
       'pro_subscription_period',
+      'pro_price',
       'sbt_subscription_tier_id',
       'sbt_name',
       'sbt_display_name',
@@ -147,6 +153,7 @@ export async function readPlanProduct(db: Kysely<DB>, productId: number): Promis
     productId: Number(r.pro_product_id),
     name: r.pro_name,
     period: r.pro_subscription_period,
+    price: r.pro_price === null ? null : Number(r.pro_price),
     active: r.pro_is_active === true && r.pro_delete_time === null,
     tier:
       r.sbt_subscription_tier_id === null

@@ -59,7 +59,7 @@ async function scheduledChange(db: Kysely<DB>, sub: Subscription): Promise<Sched
     product_id: target.productId,
     name: target.name,
     tier_name: target.tier?.name ?? null,
-    effective_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
+    effective_date: sub.scheduledChangeTime ? formatTimestamp(sub.scheduledChangeTime) : null,
   };
 }
 

@@ -15,6 +15,7 @@ interface LifecycleProducts {
   pro_delete_time: OptTime;
   pro_sbt_subscription_tier_id: Opt<number>;
   pro_subscription_period: Opt<SubscriptionPeriod>;
+  pro_price: Opt<number>;
 }
 
 /** The order-item columns the lifecycle reads and writes. */
@@ -33,6 +34,7 @@ interface LifecycleOrderItems {
   odi_subscription_cancel_at_period_end: Opt<boolean>;
   odi_subscription_cancelled_time: OptTime;
   odi_scheduled_pro_product_id: Opt<number>;
+  odi_scheduled_change_time: OptTime;
   odi_refund_amount: Opt<number>;
   odi_refund_note: Opt<string>;
   odi_refund_time: OptTime;
