@@ -11,6 +11,7 @@ import register from './account/register.js';
 import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
+import changeTier from './store/change_tier.js';
 import ordersRecurringAction from './store/orders_recurring_action.js';
 import subscriptionSummary from './store/subscription_summary.js';
 import mailboxPing from './plugins/mailbox/ping.js';
@@ -32,6 +33,7 @@ export const coreActions: Action[] = [
   phoneNumbersEdit,
   subscriptionSummary,
   ordersRecurringAction,
+  changeTier,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */
