@@ -11,6 +11,9 @@ import register from './account/register.js';
 import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
+import changeTier from './store/change_tier.js';
+import ordersRecurringAction from './store/orders_recurring_action.js';
+import subscriptionSummary from './store/subscription_summary.js';
 import mailboxPing from './plugins/mailbox/ping.js';
 import booking from './plugins/bookings/booking.js';
 import eventRegister from './events/event_register.js';
@@ -41,6 +44,9 @@ export const coreActions: Action[] = [
   eventSessions,
   eventSessionsCourse,
   survey,
+  subscriptionSummary,
+  ordersRecurringAction,
+  changeTier,
 ];
 
 /** Plugin actions, named '{plugin}/{action}' (or core-named with `plugin`); reachable only while their plugin is active. */

@@ -37,6 +37,11 @@ export const OrderItem = defineModel({
     odi_subscription_reference: col.varchar(255),
     odi_last_event_time: col.timestamp(),
     odi_source_conflict_time: col.timestamp(),
+    // Subscription lifecycle (migration 0010): start of the paid period (base of a prorated refund) and
+    // the lower-tier product of a downgrade scheduled for the period end, and when it applies.
+    odi_subscription_period_start: col.timestamp(),
+    odi_scheduled_pro_product_id: col.bigint(),
+    odi_scheduled_change_time: col.timestamp(),
     ...standardTimes('odi'),
   },
   exposure: { readable: true, writable: false },

@@ -39,6 +39,8 @@ export const Product = defineModel({
     pro_price: col.bigint({ min: 0 }),
     pro_currency: col.varchar(3),
     pro_fil_file_id: col.bigint(),
+    // Billing period of a subscription product, the summary's "period" (migration 0010).
+    pro_subscription_period: col.varchar(8, { options: ['day', 'week', 'month', 'year'] }),
     ...standardTimes('pro'),
   },
   exposure: { readable: true, writable: true, publicRead: true },

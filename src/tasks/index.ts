@@ -2,6 +2,7 @@ import type { Settings } from '../settings/store.js';
 import type { WebSessions } from '../web/sessions.js';
 import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
+import { subscriptionPeriodEndTask } from './subscription-period-end.js';
 import type { TaskDefinition } from './scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
@@ -15,5 +16,6 @@ export function allTasks(services: { settings: Settings; webSessions: WebSession
       run: async ({ db }) => ({ deleted: await services.webSessions.purge(db) }),
     },
     purgeIdempotencyKeysTask(services.settings),
+    subscriptionPeriodEndTask(services.settings),
   ];
 }

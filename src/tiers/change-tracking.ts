@@ -14,7 +14,10 @@ export type TierChangeReason =
   | 'refund'
   | 'manual'
   /** The store refused a purchase for tier purposes: another billing source is active for the user. */
-  | 'purchase_refused_other_source';
+  | 'purchase_refused_other_source'
+  // A member's own plan change (subscription lifecycle): up or down to another tier's product.
+  | 'upgrade'
+  | 'downgrade';
 
 /** What a change points back to (an order item, a webhook log entry, ...). */
 export interface ChangeReference {

@@ -240,6 +240,56 @@ export class TierMembershipService {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /**
+   * A member's own plan change (the subscription lifecycle): the user moves from their current tier to
+   * the product's tier, up or down as `direction` says, recorded with that reason. Unlike a purchase, a
+   * downgrade does lower the level; a direction that does not match the levels is refused, as is a tier
+   * that is deleted or inactive.
+   */
+  async changeSubscribedTier(
+    userId: number,
+    product: TierProduct | number,
+    source: BillingSource,
+    direction: 'upgrade' | 'downgrade',
+    reference: ChangeReference | null,
+  ): Promise<{ fromTierId: number | null; tierId: number }> {
+    if (!BILLING_SOURCES.includes(source)) throw new TierInputError(`Unknown billing source '${source}'`, { source: 'unknown billing source' });
+    return inTransaction(this.db, async (trx) => {
+      const p = typeof product === 'number' ? await this.readProduct(trx, product) : product;
+      if (p.tierId === null) throw new TierInputError(`Product ${p.productId} has no tier link`, { product_id: 'has no tier link' });
+      await this.lockUser(trx, userId);
+      const now = this.clock.now();
+      const current = await this.currentMembership(trx, userId);
+      const target = await this.readTier(trx, p.tierId);
+      if (!target || !isLive(target)) throw new TierInputError(`Tier ${p.tierId} is not available`, { tier: 'is not available' });
+      const from = current && isLive(current) ? current : undefined;
+      const fits = direction === 'upgrade' ? !from || target.sbt_tier_level > from.sbt_tier_level : !!from && target.sbt_tier_level < from.sbt_tier_level;
+      if (!fits) throw new TierInputError(`Moving to ${target.sbt_name} is not a ${direction}`, { tier: `is not a ${direction}` });
+      if (current) await this.leave(trx, current);
+      await this.join(trx, userId, target, 'purchase', now);
+      await recordTierChange(trx, {
+        userId,
+        reference,
+        changedBy: null,
+        at: now,
+        tierId: target.sbt_subscription_tier_id,
+        oldTierId: current?.sbt_subscription_tier_id ?? null,
+        newTierId: target.sbt_subscription_tier_id,
+        reason: direction,
+        metadata: {
+          source,
+          event: direction,
+          product_id: p.productId,
+          old_tier: current?.sbt_name ?? null,
+          new_tier: target.sbt_name,
+          old_level: current?.sbt_tier_level ?? null,
+          new_level: target.sbt_tier_level,
+        },
+      });
+      return { fromTierId: current?.sbt_subscription_tier_id ?? null, tierId: target.sbt_subscription_tier_id };
+    });
+  }
+
   // Locking the user row serialises every tier change for that user: a second grant waits here and then
   // sees the first one's result. The partial unique index stays the last word if anything bypasses this.
   private async lockUser(trx: Kysely<DB>, userId: number): Promise<void> {

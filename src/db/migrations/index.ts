@@ -8,6 +8,7 @@ import * as webSessions from './0006_web_sessions.js';
 import * as appLinks from './0007_app_links.js';
 import * as store from './0008_store.js';
 import * as events from './0009_events.js';
+import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_app_links': appLinks,
   '0008_store': store,
   '0009_events': events,
+  '0010_subscription_lifecycle': subscriptionLifecycle,
 };

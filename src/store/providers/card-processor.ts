@@ -41,8 +41,11 @@ export interface CardProcessorClient {
   cancel(subscriptionId: string, opts: { atPeriodEnd: boolean }): Promise<CardSubscription>;
   /** Undoes a scheduled cancellation (cancel_at_period_end false). */
   resume(subscriptionId: string): Promise<CardSubscription>;
-  /** Moves the subscription to another price; prorate creates prorations, else none. */
-  changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean }): Promise<CardSubscription>;
+  /**
+   * Moves the subscription to another price; prorate creates prorations, else none. metadata (e.g. the
+   * new product_id, so renewals name the new product) is merged into the subscription's metadata.
+   */
+  changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; metadata?: Record<string, string> }): Promise<CardSubscription>;
   /** Refunds a payment (by payment intent or charge); amount in minor units, omitted: the whole payment. */
   refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }): Promise<CardRefund>;
 }
@@ -117,13 +120,14 @@ export class StripeCardProcessorClient implements CardProcessorClient {
     return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
   }
 
-  async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean }) {
+  async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; metadata?: Record<string, string> }) {
     const current = await this.getSubscription(subscriptionId);
     if (!current.itemId) throw new Error(`Subscription ${subscriptionId} has no item to change`);
     const updated = await this.stripe.subscriptions.update(subscriptionId, {
       items: [{ id: current.itemId, price: priceId }],
       proration_behavior: opts.prorate ? 'create_prorations' : 'none',
       cancel_at_period_end: false,
+      ...(opts.metadata ? { metadata: opts.metadata } : {}),
     });
     return toSubscription(updated);
   }

@@ -1,0 +1,126 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { ApiError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Settings } from '../../settings/store.js';
+import { StripeCardProcessorClient } from '../providers/card-processor.js';
+import { RestWalletProviderClient } from '../providers/wallet-provider.js';
+
+/** The sources billed on the web, whose subscriptions the member manages here. */
+export type WebBilledSource = 'card_processor' | 'wallet_provider';
+
+/** What the lifecycle needs of a web-billed subscription at its provider. */
+export interface PlanBilling {
+  source: WebBilledSource;
+  /** Ends the subscription at the provider now. */
+  cancelNow(ref: string): Promise<void>;
+  /** Stops renewal; access lasts to the period end (card: cancel at period end; wallet: suspend billing). */
+  scheduleCancel(ref: string): Promise<void>;
+  /** Undoes scheduleCancel (card: resume; wallet: re-activate). */
+  undoScheduledCancel(ref: string): Promise<void>;
+  /** At the period end of a scheduled cancellation (card: the provider ends it itself; wallet: cancel). */
+  finishScheduledCancel(ref: string): Promise<void>;
+  /** The product's plan reference at this provider (card price id, wallet plan id). */
+  planRef(productId: number): Promise<string | null>;
+  /** Moves the subscription to another plan, prorated or not; a wallet may return a payer approval link. */
+  changePlan(ref: string, plan: { planRef: string; productId: number }, opts: { prorate: boolean }): Promise<{ approvalUrl: string | null }>;
+  /** Refunds `amount` minor units of the order's payment. */
+  refund(orderItemId: number, amount: number, currency: string): Promise<void>;
+}
+
+/** The provider failed or is not configured: nothing was changed, the request may be retried. */
+export class BillingUnavailableError extends Error {}
+
+export function providerFailure(source: WebBilledSource, e: unknown): ApiError {
+  const who = source === 'card_processor' ? 'The card processor' : 'The wallet provider';
+  const detail = e instanceof BillingUnavailableError ? ` (${e.message})` : '';
+  return new ApiError(502, 'ActionError', `${who} could not carry out the change${detail}; nothing was changed. Please try again later.`, {
+    data: { reason: 'provider_unavailable', payment_source: source },
+  });
+}
+
+async function productRef(db: Kysely<DB>, productId: number, column: 'pro_card_price_id' | 'pro_wallet_plan_id'): Promise<string | null> {
+  const row = await db.selectFrom('pro_products').select(column).where('pro_product_id', '=', productId).executeTakeFirst();
+  return (row?.[column] as string | null | undefined) ?? null;
+}
+
+async function orderPayment(db: Kysely<DB>, orderItemId: number) {
+  return db
+    .selectFrom('odi_order_items')
+    .innerJoin('ord_orders', 'ord_order_id', 'odi_ord_order_id')
+    .select(['ord_stripe_charge_id', 'ord_stripe_payment_intent_id', 'ord_paypal_order_id', 'ord_order_id', 'odi_usr_user_id', 'odi_pro_product_id'])
+    .where('odi_order_item_id', '=', orderItemId)
+    .executeTakeFirst();
+}
+
+function cardBilling(db: Kysely<DB>, settings: Settings): PlanBilling {
+  const client = () => StripeCardProcessorClient.fromSettings(settings);
+  return {
+    source: 'card_processor',
+    cancelNow: async (ref) => void (await client().cancel(ref, { atPeriodEnd: false })),
+    scheduleCancel: async (ref) => void (await client().cancel(ref, { atPeriodEnd: true })),
+    undoScheduledCancel: async (ref) => void (await client().resume(ref)),
+    finishScheduledCancel: async () => {},
+    planRef: (productId) => productRef(db, productId, 'pro_card_price_id'),
+    async changePlan(ref, plan, opts) {
+      // Renewals name the product by the subscription's metadata: it must follow the plan.
+      await client().changePlan(ref, plan.planRef, { prorate: opts.prorate, metadata: { product_id: String(plan.productId) } });
+      return { approvalUrl: null };
+    },
+    async refund(orderItemId, amount) {
+      const p = await orderPayment(db, orderItemId);
+      const charge = p?.ord_stripe_charge_id ?? null;
+      const intent = p?.ord_stripe_payment_intent_id ?? null;
+      if (!charge && !intent) throw new BillingUnavailableError('no card payment on record to refund');
+      await client().refund({
+        ...(charge ? { chargeId: charge } : { paymentIntentId: intent! }),
+        amount,
+        metadata: { order_id: String(p!.ord_order_id), user_id: String(p!.odi_usr_user_id), product_id: String(p!.odi_pro_product_id), order_item_id: String(orderItemId) },
+      });
+    },
+  };
+}
+
+function walletBilling(db: Kysely<DB>, settings: Settings, clock: Clock): PlanBilling {
+  const client = () => RestWalletProviderClient.fromSettings(settings, clock);
+  return {
+    source: 'wallet_provider',
+    cancelNow: (ref) => client().cancel(ref, 'Cancelled by the member'),
+    // The wallet provider has no cancel-at-period-end: billing is suspended, and cancelled at the period end.
+    scheduleCancel: (ref) => client().suspend(ref, 'Cancellation at the end of the paid period'),
+    undoScheduledCancel: (ref) => client().resume(ref, 'Reactivated by the member'),
+    finishScheduledCancel: (ref) => client().cancel(ref, 'Paid period ended after cancellation'),
+    planRef: (productId) => productRef(db, productId, 'pro_wallet_plan_id'),
+    changePlan: (ref, plan) => client().changePlan(ref, plan.planRef),
+    async refund(orderItemId, amount, currency) {
+      // The store records the wallet payment's capture id on the order (ord_paypal_order_id).
+      const p = await orderPayment(db, orderItemId);
+      const capture = p?.ord_paypal_order_id ?? null;
+      if (!capture) throw new BillingUnavailableError('no wallet payment on record to refund');
+      await client().refund(capture, { value: amount, currency });
+    },
+  };
+}
+
+export function planBilling(source: WebBilledSource, db: Kysely<DB>, settings: Settings, clock: Clock): PlanBilling {
+  return source === 'card_processor' ? cardBilling(db, settings) : walletBilling(db, settings, clock);
+}
+
+/** The provider's subscription reference of an order item (the store's reference, else the legacy columns). */
+export async function subscriptionRef(db: Kysely<DB>, orderItemId: number): Promise<string | null> {
+  const row = await db
+    .selectFrom('odi_order_items')
+    .select(['odi_subscription_reference', 'odi_stripe_subscription_id', 'odi_paypal_subscription_id'])
+    .where('odi_order_item_id', '=', orderItemId)
+    .executeTakeFirst();
+  return row?.odi_subscription_reference ?? row?.odi_stripe_subscription_id ?? row?.odi_paypal_subscription_id ?? null;
+}
+
+/** Runs a provider call; any failure becomes the 502 that leaves our state unchanged (the transaction rolls back). */
+export async function atProvider<T>(source: WebBilledSource, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    throw providerFailure(source, e);
+  }
+}

@@ -1,0 +1,149 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { formatTimestamp } from '../../lib/time.js';
+import type { Settings } from '../../settings/store.js';
+import { TierMembershipService } from '../../tiers/membership.js';
+import { atProvider, planBilling, providerFailure, subscriptionRef, type WebBilledSource } from './billing.js';
+import { cancellationRefund } from './proration.js';
+import { isStoreBilled, refuse, requireStoreActive, storeBilledRefusal } from './refusals.js';
+import { lockedSubscription, type Subscription } from './subscriptions.js';
+import { lifecycleDb } from './tables.js';
+
+/** What a lifecycle request works with: the request's transaction, the settings, the clock, the member. */
+export interface LifecycleContext {
+  db: Kysely<DB>;
+  settings: Settings;
+  clock: Clock;
+  userId: number;
+}
+
+export interface CancelOutcome {
+  order_item_id: number;
+  /** cancelled (access to the period end) or, for an immediate cancellation, expired or refunded. */
+  status: 'cancelled' | 'expired' | 'refunded';
+  timing: 'immediate' | 'end_of_period';
+  /** When access ends (now for an immediate cancellation). */
+  end_date: string | null;
+  /** Minor units refunded; null when no refund applies (end of period, or proration off). */
+  refund_amount: number | null;
+}
+
+const orderItemRef = (id: number) => ({ type: 'order_item', id });
+
+/** A web-billed, still-paying subscription of the member, or the refusal that says why not. */
+async function ownedSubscription(ctx: LifecycleContext, orderItemId: number, what: string): Promise<Subscription & { source: WebBilledSource }> {
+  const sub = await lockedSubscription(ctx.db, ctx.userId, orderItemId);
+  if (!sub) throw refuse('no_subscription', `You have no subscription ${orderItemId} to ${what}.`);
+  if (isStoreBilled(sub.source)) throw storeBilledRefusal(sub.source, what === 'cancel' ? 'cancelled' : 'reactivated');
+  if (sub.source === null) throw refuse('not_cancellable', 'This purchase is not a subscription billed here.');
+  return sub as Subscription & { source: WebBilledSource };
+}
+
+async function providerRef(ctx: LifecycleContext, sub: { orderItemId: number; source: WebBilledSource }): Promise<string> {
+  const ref = await subscriptionRef(ctx.db, sub.orderItemId);
+  if (!ref) throw providerFailure(sub.source, new Error('no provider subscription reference on record'));
+  return ref;
+}
+
+/**
+ * Cancel (orders_recurring_action): with subscription_cancellation_timing 'immediate' the subscription
+ * ends now at the provider, the unused part is refunded when subscription_cancellation_prorate is on,
+ * and the removal path runs; with 'end_of_period' renewal stops and access lasts to the period end
+ * (the period-end task then runs the removal path).
+ */
+export async function cancelSubscription(ctx: LifecycleContext, orderItemId: number): Promise<CancelOutcome> {
+  requireStoreActive(ctx.settings);
+  if (!ctx.settings.bool('subscription_cancellation_enabled')) throw refuse('cancellation_disabled', 'Cancelling a subscription is not available on this site.');
+  const sub = await ownedSubscription(ctx, orderItemId, 'cancel');
+  if (sub.status === 'cancelled') throw refuse('already_cancelled', 'This subscription is already cancelled.');
+  if (sub.status !== 'active') throw refuse('expired', 'This subscription has already ended.');
+
+  const now = ctx.clock.now();
+  const billing = planBilling(sub.source, ctx.db, ctx.settings, ctx.clock);
+  const ref = await providerRef(ctx, sub);
+  const db = lifecycleDb(ctx.db);
+
+  if (ctx.settings.string('subscription_cancellation_timing') === 'end_of_period') {
+    await atProvider(sub.source, () => billing.scheduleCancel(ref));
+    await db
+      .updateTable('odi_order_items')
+      .set({
+        odi_subscription_status: 'cancelled',
+        odi_subscription_cancel_at_period_end: true,
+        odi_subscription_cancelled_time: now,
+        odi_scheduled_pro_product_id: null,
+        odi_scheduled_change_time: null,
+        odi_update_time: now,
+      })
+      .where('odi_order_item_id', '=', sub.orderItemId)
+      .execute();
+    await new TierMembershipService(ctx.db, ctx.clock).setSubscriptionStatus(ctx.userId, 'cancelled');
+    return {
+      order_item_id: sub.orderItemId,
+      status: 'cancelled',
+      timing: 'end_of_period',
+      end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
+      refund_amount: null,
+    };
+  }
+
+  const prorate = ctx.settings.bool('subscription_cancellation_prorate');
+  const refund = prorate ? refundFor(sub, now) : null;
+  await atProvider(sub.source, async () => {
+    await billing.cancelNow(ref);
+    if (refund !== null && refund > 0) await billing.refund(sub.orderItemId, refund, sub.currency);
+  });
+  const status = refund !== null && refund > 0 ? 'refunded' : 'expired';
+  await db
+    .updateTable('odi_order_items')
+    .set({
+      odi_subscription_status: status,
+      odi_subscription_cancel_at_period_end: false,
+      odi_subscription_cancelled_time: now,
+      odi_scheduled_pro_product_id: null,
+      odi_scheduled_change_time: null,
+      ...(refund !== null ? { odi_refund_amount: refund, odi_refund_time: now, odi_refund_note: 'Prorated refund of the unused period on cancellation' } : {}),
+      odi_update_time: now,
+    })
+    .where('odi_order_item_id', '=', sub.orderItemId)
+    .execute();
+  if (sub.tier) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId));
+  return { order_item_id: sub.orderItemId, status, timing: 'immediate', end_date: formatTimestamp(now), refund_amount: refund };
+}
+
+/** The unused share of what was paid for the current period; the period starts at the purchase when unrecorded. */
+function refundFor(sub: Subscription, now: Date): number {
+  if (sub.price === null || sub.periodEnd === null) return 0;
+  const start = sub.periodStart ?? sub.createTime;
+  if (start.getTime() >= sub.periodEnd.getTime()) return 0;
+  return cancellationRefund({ priceMinor: sub.price, periodStart: start, periodEnd: sub.periodEnd }, now, true);
+}
+
+export interface ReactivateOutcome {
+  order_item_id: number;
+  status: 'active';
+  renewal_date: string | null;
+}
+
+/** Reactivate a cancelled subscription before its paid period has ended. */
+export async function reactivateSubscription(ctx: LifecycleContext, orderItemId: number): Promise<ReactivateOutcome> {
+  requireStoreActive(ctx.settings);
+  if (!ctx.settings.bool('subscription_reactivation_enabled')) throw refuse('reactivation_disabled', 'Reactivating a cancelled subscription is not available on this site.');
+  const sub = await ownedSubscription(ctx, orderItemId, 'reactivate');
+  if (sub.status === 'active') throw refuse('not_cancelled', 'This subscription is not cancelled, so there is nothing to reactivate.');
+  const now = ctx.clock.now();
+  if (sub.status !== 'cancelled' || sub.periodEnd === null || sub.periodEnd.getTime() <= now.getTime()) {
+    throw refuse('expired', 'This subscription has expired and cannot be reactivated; please subscribe again.');
+  }
+  const billing = planBilling(sub.source, ctx.db, ctx.settings, ctx.clock);
+  const ref = await providerRef(ctx, sub);
+  await atProvider(sub.source, () => billing.undoScheduledCancel(ref));
+  await lifecycleDb(ctx.db)
+    .updateTable('odi_order_items')
+    .set({ odi_subscription_status: 'active', odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null, odi_update_time: now })
+    .where('odi_order_item_id', '=', sub.orderItemId)
+    .execute();
+  await new TierMembershipService(ctx.db, ctx.clock).setSubscriptionStatus(ctx.userId, 'active');
+  return { order_item_id: sub.orderItemId, status: 'active', renewal_date: formatTimestamp(sub.periodEnd) };
+}

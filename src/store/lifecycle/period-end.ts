@@ -1,0 +1,140 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Settings } from '../../settings/store.js';
+import { TierInputError } from '../../tiers/errors.js';
+import { TierMembershipService } from '../../tiers/membership.js';
+import { planBilling, subscriptionRef, type WebBilledSource } from './billing.js';
+import { switchPlan } from './change-tier.js';
+import { readPlanProduct } from './subscriptions.js';
+import { lifecycleDb } from './tables.js';
+
+export interface PeriodEndResult {
+  /** Cancelled subscriptions whose paid period ended: expired, tier removed. */
+  expired: number;
+  /** Scheduled downgrades applied. */
+  downgraded: number;
+  /** Scheduled downgrades dropped because their plan or tier is no longer available or no longer lower. */
+  downgrades_dropped: number;
+  /** Provider calls that failed after the local change (wallet cancellations at the period end). */
+  provider_errors: number;
+}
+
+/** Items handled per run; the next run takes the rest. */
+const BATCH = 200;
+const orderItemRef = (id: number) => ({ type: 'order_item', id });
+
+/**
+ * Applies what falls due at the end of paid periods, each item in its own transaction under a row lock
+ * with its condition checked again, so that every change happens exactly once however many runs (or
+ * nodes, or concurrent member requests) reach it, and never before its time.
+ */
+export async function processPeriodEnds(db: Kysely<DB>, clock: Clock, settings: Settings): Promise<PeriodEndResult> {
+  const result: PeriodEndResult = { expired: 0, downgraded: 0, downgrades_dropped: 0, provider_errors: 0 };
+  const now = clock.now();
+  const ldb = lifecycleDb(db);
+
+  const dueCancelled = await ldb
+    .selectFrom('odi_order_items')
+    .select('odi_order_item_id')
+    .where('odi_subscription_status', '=', 'cancelled')
+    .where('odi_subscription_period_end', '<=', now)
+    .orderBy('odi_subscription_period_end')
+    .limit(BATCH)
+    .execute();
+  for (const { odi_order_item_id: id } of dueCancelled) {
+    const ended = await db.transaction().execute((trx) => expireCancelled(trx, clock, Number(id)));
+    if (!ended) continue;
+    result.expired++;
+    if (ended.source === 'wallet_provider' && ended.ref) {
+      // Billing was suspended when the member cancelled; the subscription now ends at the provider too.
+      try {
+        await planBilling(ended.source, db, settings, clock).finishScheduledCancel(ended.ref);
+      } catch {
+        result.provider_errors++;
+      }
+    }
+  }
+
+  const dueDowngrades = await ldb
+    .selectFrom('odi_order_items')
+    .select('odi_order_item_id')
+    .where('odi_subscription_status', '=', 'active')
+    .where('odi_scheduled_pro_product_id', 'is not', null)
+    .where('odi_scheduled_change_time', '<=', now)
+    .orderBy('odi_scheduled_change_time')
+    .limit(BATCH)
+    .execute();
+  for (const { odi_order_item_id: id } of dueDowngrades) {
+    const outcome = await db.transaction().execute((trx) => applyScheduledDowngrade(trx, clock, Number(id)));
+    if (outcome === 'applied') result.downgraded++;
+    if (outcome === 'dropped') result.downgrades_dropped++;
+  }
+  return result;
+}
+
+async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promise<{ source: WebBilledSource | null; ref: string | null } | null> {
+  const now = clock.now();
+  const item = await lifecycleDb(trx)
+    .selectFrom('odi_order_items')
+    .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
+    .select(['odi_usr_user_id', 'odi_payment_source', 'pro_sbt_subscription_tier_id'])
+    .where('odi_order_item_id', '=', id)
+    .where('odi_subscription_status', '=', 'cancelled')
+    .where('odi_subscription_period_end', '<=', now)
+    .forUpdate('odi_order_items')
+    .executeTakeFirst();
+  if (!item) return null;
+  await lifecycleDb(trx)
+    .updateTable('odi_order_items')
+    .set({ odi_subscription_status: 'expired', odi_update_time: now })
+    .where('odi_order_item_id', '=', id)
+    .execute();
+  if (item.odi_usr_user_id !== null && item.pro_sbt_subscription_tier_id !== null) {
+    await new TierMembershipService(trx, clock).removeFromAllTiers(Number(item.odi_usr_user_id), 'expiry', orderItemRef(id));
+  }
+  const source = item.odi_payment_source === 'card_processor' || item.odi_payment_source === 'wallet_provider' ? item.odi_payment_source : null;
+  return { source, ref: await subscriptionRef(trx, id) };
+}
+
+async function applyScheduledDowngrade(trx: Kysely<DB>, clock: Clock, id: number): Promise<'applied' | 'dropped' | 'not_due'> {
+  const now = clock.now();
+  const ldb = lifecycleDb(trx);
+  const item = await ldb
+    .selectFrom('odi_order_items')
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_scheduled_pro_product_id'])
+    .where('odi_order_item_id', '=', id)
+    .where('odi_subscription_status', '=', 'active')
+    .where('odi_scheduled_pro_product_id', 'is not', null)
+    .where('odi_scheduled_change_time', '<=', now)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!item) return 'not_due';
+  const plan = await readPlanProduct(trx, Number(item.odi_scheduled_pro_product_id));
+  const drop = async () => {
+    await ldb
+      .updateTable('odi_order_items')
+      .set({ odi_scheduled_pro_product_id: null, odi_scheduled_change_time: null, odi_update_time: now })
+      .where('odi_order_item_id', '=', id)
+      .execute();
+    return 'dropped' as const;
+  };
+  if (!plan?.tier || !plan.tier.live || item.odi_usr_user_id === null || item.odi_payment_source === null) return drop();
+  // The provider already bills the lower plan (it was changed when the downgrade was asked for).
+  await switchPlan(trx, id, plan, now);
+  try {
+    await new TierMembershipService(trx, clock).changeSubscribedTier(
+      Number(item.odi_usr_user_id),
+      { productId: plan.productId, tierId: plan.tier.tierId },
+      item.odi_payment_source,
+      'downgrade',
+      orderItemRef(id),
+    );
+  } catch (e) {
+    // The member's recorded tier is no longer above the plan's (an administrator moved them): the plan
+    // follows the provider, the tier stays as the administrator left it.
+    if (e instanceof TierInputError) return 'dropped';
+    throw e;
+  }
+  return 'applied';
+}

@@ -1,0 +1,45 @@
+/**
+ * Proration of a paid subscription period, in exact integer minor units (cents). All arithmetic is done
+ * on BigInt milliseconds so no floating-point rounding can creep in; the result rounds down, so a refund
+ * never exceeds the unused part of what was paid.
+ */
+
+export interface PaidPeriod {
+  /** What was paid for the whole period, in minor units (a non-negative safe integer). */
+  priceMinor: number;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
+export class ProrationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProrationError';
+  }
+}
+
+function checked(p: PaidPeriod): { price: bigint; start: bigint; end: bigint } {
+  if (!Number.isSafeInteger(p.priceMinor) || p.priceMinor < 0) throw new ProrationError(`price must be a non-negative integer of minor units, got ${p.priceMinor}`);
+  const start = p.periodStart.getTime();
+  const end = p.periodEnd.getTime();
+  if (!Number.isFinite(start) || !Number.isFinite(end)) throw new ProrationError('period start and end must be valid times');
+  if (end <= start) throw new ProrationError('period end must be after period start');
+  return { price: BigInt(p.priceMinor), start: BigInt(start), end: BigInt(end) };
+}
+
+/**
+ * The share of the price that pays for the time from `at` to the period end: floor(price × unused / length).
+ * Before the period starts the whole price is unused; at or after its end nothing is.
+ */
+export function unusedAmount(p: PaidPeriod, at: Date): number {
+  const { price, start, end } = checked(p);
+  const now = BigInt(at.getTime());
+  if (now <= start) return Number(price);
+  if (now >= end) return 0;
+  return Number((price * (end - now)) / (end - start));
+}
+
+/** The refund of an immediate cancellation at `at`: the unused amount, or 0 when proration is off. */
+export function cancellationRefund(p: PaidPeriod, at: Date, prorate: boolean): number {
+  return prorate ? unusedAmount(p, at) : 0;
+}

@@ -1,0 +1,92 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { formatTimestamp } from '../../lib/time.js';
+import type { Settings } from '../../settings/store.js';
+import { fetchUserTier } from '../../tiers/features.js';
+import { activeFeatureRegistry } from '../../tiers/index.js';
+import { isStoreBilled, storeActive } from './refusals.js';
+import { liveSubscriptions, readPlanProduct, type Subscription } from './subscriptions.js';
+
+export type PaymentSourceMarker = 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store' | 'none';
+
+export interface ScheduledChange {
+  kind: 'downgrade';
+  product_id: number;
+  name: string;
+  tier_name: string | null;
+  effective_date: string | null;
+}
+
+export interface SubscriptionEntry {
+  order_item_id: number;
+  name: string;
+  /** Minor units (cents). */
+  price: number | null;
+  period: string | null;
+  status: 'active' | 'cancelled';
+  /** Renewal date while active, end date once cancelled (contract timestamp format). */
+  renewal_or_end_date: string | null;
+  can_cancel: boolean;
+  scheduled_change: ScheduledChange | null;
+}
+
+export interface SubscriptionSummary {
+  subscriptions: SubscriptionEntry[];
+  current_tier: { name: string; display_name: string; tier_level: number; features: Record<string, unknown> } | null;
+  payment_source: PaymentSourceMarker;
+}
+
+/**
+ * Whether a cancel request on this subscription could succeed now: it is active, web-billed (store-billed
+ * ones are cancelled in their store), cancellation is enabled and the store is active.
+ */
+export function canCancel(sub: Subscription, settings: Settings): boolean {
+  return (
+    sub.status === 'active' &&
+    sub.source !== null &&
+    !isStoreBilled(sub.source) &&
+    settings.bool('subscription_cancellation_enabled') &&
+    storeActive(settings)
+  );
+}
+
+async function scheduledChange(db: Kysely<DB>, sub: Subscription): Promise<ScheduledChange | null> {
+  if (sub.scheduledProductId === null) return null;
+  const target = await readPlanProduct(db, sub.scheduledProductId);
+  if (!target) return null;
+  return {
+    kind: 'downgrade',
+    product_id: target.productId,
+    name: target.name,
+    tier_name: target.tier?.name ?? null,
+    effective_date: sub.scheduledChangeTime ? formatTimestamp(sub.scheduledChangeTime) : null,
+  };
+}
+
+/** The subscription_summary data: live subscriptions, the user's tier as recorded, the payment source. */
+export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, userId: number): Promise<SubscriptionSummary> {
+  const subs = await liveSubscriptions(db, userId);
+  const subscriptions: SubscriptionEntry[] = [];
+  for (const sub of subs) {
+    subscriptions.push({
+      order_item_id: sub.orderItemId,
+      name: sub.productName,
+      price: sub.price,
+      period: sub.period,
+      status: sub.status === 'cancelled' ? 'cancelled' : 'active',
+      renewal_or_end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
+      can_cancel: canCancel(sub, settings),
+      scheduled_change: await scheduledChange(db, sub),
+    });
+  }
+  const tier = await fetchUserTier(db, userId);
+  // One active source per user: the newest live subscription names it.
+  const source = subs.find((s) => s.source !== null)?.source ?? null;
+  return {
+    subscriptions,
+    current_tier: tier
+      ? { name: tier.name, display_name: tier.displayName, tier_level: tier.level, features: activeFeatureRegistry().resolveAll(tier.features) }
+      : null,
+    payment_source: source ?? 'none',
+  };
+}

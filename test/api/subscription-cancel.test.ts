@@ -1,0 +1,233 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LifecycleFixture, PERIOD_END, type Source } from '../helpers/lifecycle.js';
+import { orderItem } from '../helpers/subscriptions.js';
+import { changeRows, tierMemberships } from '../helpers/tiers.js';
+
+describe('cancel and reactivate through orders_recurring_action', () => {
+  const f = new LifecycleFixture();
+  beforeAll(async () => void (await f.start()));
+  afterAll(async () => f.stop());
+  beforeEach(async () => f.reset());
+
+  const cancel = (headers: Record<string, string>, id: number) => f.action('orders_recurring_action', headers, { order_item_id: id, recurring_action: 'cancel' });
+  const reactivate = (headers: Record<string, string>, id: number) => f.action('orders_recurring_action', headers, { order_item_id: id, recurring_action: 'reactivate' });
+  const set = (name: string, value: unknown) => f.t.services.settings.set(name, value);
+  const providerCalls = () => [...f.stripe.calls, ...f.paypal.calls.filter((c) => c.path !== '/v1/oauth2/token')];
+
+  async function expectRefused(res: Awaited<ReturnType<typeof cancel>>, reason: string) {
+    expect(res.statusCode).toBe(422);
+    expect(res.json.errortype).toBe('ActionError');
+    expect(res.json.data.reason).toBe(reason);
+    expect(typeof res.json.error).toBe('string');
+    expect(res.json.error.length).toBeGreaterThan(10);
+  }
+
+  describe('cancel at end of period (subscription_cancellation_timing end_of_period)', () => {
+    it('card: the provider is told to cancel at period end; access lasts to the period end', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'cancelled', timing: 'end_of_period', end_date: '2026-03-31 00:00:00', refund_amount: null });
+      const calls = f.stripe.calls.filter((c) => c.path === `/v1/subscriptions/${s.ref}`);
+      expect(calls.map((c) => [c.method, c.body?.cancel_at_period_end])).toEqual([['POST', 'true']]);
+      expect(f.stripe.callsTo('POST', '/v1/refunds')).toHaveLength(0);
+      const item = await orderItem(f.t, s.id);
+      expect(item.odi_subscription_status).toBe('cancelled');
+      expect(item.odi_subscription_cancel_at_period_end).toBe(true);
+      expect(await f.tierOf(s.userId)).toBe('silver');
+      expect((await tierMemberships(f.t, s.userId))[0]!.grm_subscription_status).toBe('cancelled');
+      const summary = await f.action('subscription_summary', s.headers, {});
+      expect(summary.json.data.subscriptions[0]).toMatchObject({ order_item_id: s.id, status: 'cancelled', renewal_or_end_date: '2026-03-31 00:00:00', can_cancel: false });
+    });
+
+    it('wallet: billing is suspended at the provider', async () => {
+      const s = await f.subscriber('wallet_provider', f.plans.silver);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data.status).toBe('cancelled');
+      expect(f.paypal.callsTo('POST', '/v1/billing/subscriptions/').map((c) => c.path)).toEqual([`/v1/billing/subscriptions/${s.ref}/suspend`]);
+      expect(f.paypal.subscriptions.get(s.ref)!.status).toBe('SUSPENDED');
+      expect(await f.tierOf(s.userId)).toBe('silver');
+    });
+  });
+
+  describe('immediate cancellation (subscription_cancellation_timing immediate)', () => {
+    beforeEach(async () => set('subscription_cancellation_timing', 'immediate'));
+
+    it('card, proration off: cancelled now at the provider, no refund, removed from every tier', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'expired', timing: 'immediate', end_date: '2026-03-01 12:00:00', refund_amount: null });
+      expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`DELETE /v1/subscriptions/${s.ref}`]);
+      const item = await orderItem(f.t, s.id);
+      expect(item.odi_subscription_status).toBe('expired');
+      expect(item.odi_refund_amount).toBeNull();
+      expect(await f.tierOf(s.userId)).toBeNull();
+      const last = (await changeRows(f.t, s.userId)).at(-1)!;
+      expect(last).toMatchObject({ cht_change_reason: 'cancellation', cht_old_value: String(f.plans.silver.tier.tierId), cht_new_value: null, cht_reference_type: 'order_item' });
+      expect(Number(last.cht_reference_id)).toBe(s.id);
+      expect((await f.action('subscription_summary', s.headers, {})).json.data).toMatchObject({ subscriptions: [], current_tier: null, payment_source: 'none' });
+    });
+
+    it('card, proration on: the unused part is refunded exactly in minor units and recorded on the order item', async () => {
+      await set('subscription_cancellation_prorate', true);
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      // 29.5 of 30 days unused of 3000 cents
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data).toMatchObject({ status: 'refunded', timing: 'immediate', refund_amount: 2950 });
+      expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`DELETE /v1/subscriptions/${s.ref}`, 'POST /v1/refunds']);
+      expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body).toMatchObject({ payment_intent: s.payment, amount: '2950' });
+      const item = await orderItem(f.t, s.id);
+      expect(Number(item.odi_refund_amount)).toBe(2950);
+      expect(item.odi_subscription_status).toBe('refunded');
+      expect(await f.tierOf(s.userId)).toBeNull();
+    });
+
+    it('wallet, proration on: cancelled at the provider and the capture refunded in its currency', async () => {
+      await set('subscription_cancellation_prorate', true);
+      f.t.clock.set('2026-03-21T00:00:00Z'); // 10 of 30 days unused of 3000 cents
+      const s = await f.subscriber('wallet_provider', f.plans.silver);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data.refund_amount).toBe(1000);
+      expect(f.paypal.subscriptions.get(s.ref)!.status).toBe('CANCELLED');
+      const refund = f.paypal.callsTo('POST', `/v2/payments/captures/${s.payment}/refund`);
+      expect(refund).toHaveLength(1);
+      expect(refund[0]!.body).toEqual({ amount: { value: '10.00', currency_code: 'USD' } });
+      expect(await f.tierOf(s.userId)).toBeNull();
+    });
+
+    it('wallet, proration off: cancelled now, no refund', async () => {
+      const s = await f.subscriber('wallet_provider', f.plans.gold);
+      expect((await cancel(s.headers, s.id)).json.data).toMatchObject({ status: 'expired', refund_amount: null });
+      expect(f.paypal.callsTo('POST', '/v2/payments')).toHaveLength(0);
+      expect(f.paypal.subscriptions.get(s.ref)!.status).toBe('CANCELLED');
+      expect(await f.tierOf(s.userId)).toBeNull();
+    });
+  });
+
+  describe('cancel refusals leave state unchanged and call no provider', () => {
+    async function unchanged(s: { id: number; userId: number }, status: string, tier: string | null) {
+      expect((await orderItem(f.t, s.id)).odi_subscription_status).toBe(status);
+      expect(await f.tierOf(s.userId)).toBe(tier);
+      expect(providerCalls()).toEqual([]);
+    }
+
+    it('refuses while subscription_cancellation_enabled is off (both timings)', async () => {
+      await set('subscription_cancellation_enabled', false);
+      for (const timing of ['end_of_period', 'immediate']) {
+        await set('subscription_cancellation_timing', timing);
+        const s = await f.subscriber('card_processor', f.plans.silver);
+        await expectRefused(await cancel(s.headers, s.id), 'cancellation_disabled');
+        await unchanged(s, 'active', 'silver');
+      }
+    });
+
+    it('refuses while the store is inactive', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      await set('subscriptions_active', false);
+      await expectRefused(await cancel(s.headers, s.id), 'store_inactive');
+      await unchanged(s, 'active', 'silver');
+    });
+
+    it('refuses an unknown order item and another member’s subscription alike', async () => {
+      const mine = await f.subscriber('card_processor', f.plans.silver);
+      const theirs = await f.subscriber('card_processor', f.plans.gold);
+      await expectRefused(await cancel(mine.headers, 999_999), 'no_subscription');
+      const res = await cancel(mine.headers, theirs.id);
+      await expectRefused(res, 'no_subscription');
+      await unchanged(theirs, 'active', 'gold');
+    });
+
+    it('refuses an already cancelled subscription and an ended one', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      expect((await cancel(s.headers, s.id)).statusCode).toBe(200);
+      f.stripe.calls.length = 0;
+      await expectRefused(await cancel(s.headers, s.id), 'already_cancelled');
+      await unchanged(s, 'cancelled', 'silver');
+      const ended = await f.subscriber('card_processor', f.plans.silver, { status: 'expired' });
+      await expectRefused(await cancel(ended.headers, ended.id), 'expired');
+    });
+
+    it('refuses store-billed subscriptions with a message pointing to the store', async () => {
+      for (const [source, store] of [
+        ['ios_store', 'the App Store'],
+        ['android_store', 'Google Play'],
+      ] as Array<[Source, string]>) {
+        const s = await f.subscriber(source, f.plans.silver);
+        const res = await cancel(s.headers, s.id);
+        await expectRefused(res, 'store_billed');
+        expect(res.json.data.payment_source).toBe(source);
+        expect(res.json.error).toContain(store);
+        await unchanged(s, 'active', 'silver');
+      }
+    });
+
+    it('a provider failure is a 502 that changes nothing', async () => {
+      await set('subscription_cancellation_timing', 'immediate');
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      f.stripe.subscriptions.delete(s.ref);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode).toBe(502);
+      expect(res.json).toMatchObject({ errortype: 'ActionError', data: { reason: 'provider_unavailable', payment_source: 'card_processor' } });
+      expect((await orderItem(f.t, s.id)).odi_subscription_status).toBe('active');
+      expect(await f.tierOf(s.userId)).toBe('silver');
+    });
+
+    it('validates the recurring action', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const res = await f.action('orders_recurring_action', s.headers, { order_item_id: s.id, recurring_action: 'pause' });
+      expect(res.statusCode).toBe(422);
+      expect(res.json.errortype).toBe('ValidationError');
+      expect(Object.keys(res.json.validation_errors)).toEqual(['recurring_action']);
+    });
+  });
+
+  describe('reactivate', () => {
+    it('card: a cancelled subscription is resumed at the provider before it ends', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      await cancel(s.headers, s.id);
+      f.stripe.calls.length = 0;
+      f.t.clock.set('2026-03-30T23:59:59Z');
+      const res = await reactivate(s.headers, s.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'active', renewal_date: '2026-03-31 00:00:00' });
+      expect(f.stripe.calls.map((c) => [c.method, c.path, c.body?.cancel_at_period_end])).toEqual([['POST', `/v1/subscriptions/${s.ref}`, 'false']]);
+      const item = await orderItem(f.t, s.id);
+      expect(item).toMatchObject({ odi_subscription_status: 'active', odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null });
+      expect((await tierMemberships(f.t, s.userId))[0]!.grm_subscription_status).toBe('active');
+      expect((await f.action('subscription_summary', s.headers, {})).json.data.subscriptions[0]).toMatchObject({ status: 'active', can_cancel: true });
+    });
+
+    it('wallet: billing is re-activated at the provider', async () => {
+      const s = await f.subscriber('wallet_provider', f.plans.silver);
+      await cancel(s.headers, s.id);
+      expect((await reactivate(s.headers, s.id)).statusCode).toBe(200);
+      expect(f.paypal.subscriptions.get(s.ref)!.status).toBe('ACTIVE');
+      expect(f.paypal.callsTo('POST', `/v1/billing/subscriptions/${s.ref}/activate`)).toHaveLength(1);
+    });
+
+    it('is refused once the paid period has ended, while reactivation is off, and for an active subscription', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      await expectRefused(await reactivate(s.headers, s.id), 'not_cancelled');
+      await cancel(s.headers, s.id);
+      f.stripe.calls.length = 0;
+      await set('subscription_reactivation_enabled', false);
+      await expectRefused(await reactivate(s.headers, s.id), 'reactivation_disabled');
+      await set('subscription_reactivation_enabled', true);
+      f.t.clock.set(PERIOD_END);
+      await expectRefused(await reactivate(s.headers, s.id), 'expired');
+      expect((await orderItem(f.t, s.id)).odi_subscription_status).toBe('cancelled');
+      expect(providerCalls()).toEqual([]);
+    });
+
+    it('is refused for store-billed subscriptions', async () => {
+      const s = await f.subscriber('ios_store', f.plans.silver, { status: 'cancelled' });
+      const res = await reactivate(s.headers, s.id);
+      await expectRefused(res, 'store_billed');
+      expect(res.json.error).toContain('App Store');
+    });
+  });
+});
