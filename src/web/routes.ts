@@ -14,9 +14,10 @@ import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
 import { appSessionsPage } from './pages/app-sessions.js';
 import { cartPage } from './pages/cart.js';
+import { subscriptionPage } from './pages/subscription.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8' };
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -49,4 +50,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   subscriptionSettingsPage(web, services);
   appSessionsPage(web, services);
   cartPage(web, services);
+  subscriptionPage(web, services);
 }
