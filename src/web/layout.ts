@@ -18,6 +18,7 @@ main{max-width:46rem;margin:1.5rem auto;padding:0 1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=email],input[type=password],input[type=number],input[type=url],select,textarea{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit}
 button.primary{margin-top:1rem;background:#2454d6;color:#fff;border:0;border-radius:4px;padding:.6rem 1.2rem;font:inherit;cursor:pointer}
+button.secondary{margin-top:1rem;background:#fff;color:#1b1f24;border:1px solid #b8c0cc;border-radius:4px;padding:.6rem 1.2rem;font:inherit;cursor:pointer}button.danger{color:#b3261e;border-color:#e3a5a0}button:disabled{opacity:.6;cursor:default}
 .error{color:#b3261e}.help{color:#59636e;font-size:.9rem}.secret{font-family:monospace;word-break:break-all;background:#fff7e0;border:1px solid #f0d58c;padding:.5rem;border-radius:4px}button.link{background:none;border:0;color:#2454d6;cursor:pointer;padding:0;font:inherit}.inline{display:inline}nav.sub{display:flex;flex-wrap:wrap;gap:1rem;margin-bottom:1rem}.field-error{color:#b3261e;font-size:.9rem;margin-top:.2rem}.notice{background:#eef4ff;border:1px solid #c5d6ff;padding:.75rem;border-radius:6px}
 table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e5e8ec}
 @media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}}
