@@ -61,7 +61,7 @@ describe('member subscription management view', () => {
     ]);
     // Each control carries the exact body its action takes, and asks for confirmation.
     expect(html).toContain(`data-body="{&quot;order_item_id&quot;:${m.itemId},&quot;recurring_action&quot;:&quot;cancel&quot;}"`);
-    expect(html).toContain(`data-body="{&quot;pro_product_id&quot;:${f.plans.gold.productId}}"`);
+    expect(html).toContain(`data-body="{&quot;product_id&quot;:${f.plans.gold.productId}}"`);
     expect(html).toMatch(/data-confirm="Cancel silver monthly\? Your access ends at the end of the paid period\."/);
     expect(html).toContain('<script src="/static/subscription.js" defer></script>');
   });
@@ -131,6 +131,30 @@ describe('member subscription management view', () => {
     const m = await member('card_processor', f.plans.silver);
     expect(await page(m.web, '?done=cancelled')).toContain('<p class="notice" id="done" role="status">Your subscription has been cancelled.</p>');
     expect(await page(m.web, '?done=%3Cscript%3E')).not.toContain('id="done"');
+  });
+
+  it('a downgrade scheduled from the page is shown with its date and can be undone with a keep control', async () => {
+    const m = await member('card_processor', f.plans.silver);
+    const down = await m.web.api('POST', '/api/v1/action/change_tier', { payload: { product_id: f.plans.bronze.productId } });
+    expect(down.statusCode).toBe(200);
+    const html = await page(m.web);
+    expect(html).toContain('<p class="notice scheduled">Changes to bronze on 2026-03-31 00:00:00.</p>');
+    const keep = actionsIn(html).filter((a) => a.includes('Keep'));
+    expect(keep).toEqual(['change_tier:Keep my current tier']);
+    expect(html).toContain(`data-body="{&quot;tier_id&quot;:${f.plans.silver.tier.tierId}}"`);
+    const undo = await m.web.api('POST', '/api/v1/action/change_tier', { payload: { tier_id: f.plans.silver.tier.tierId } });
+    expect(undo.statusCode).toBe(200);
+    expect(await page(m.web)).not.toContain('class="notice scheduled"');
+  });
+
+  it('an upgrade from the page moves the member to the higher tier', async () => {
+    const m = await member('card_processor', f.plans.silver);
+    const up = await m.web.api('POST', '/api/v1/action/change_tier', { payload: { product_id: f.plans.gold.productId } });
+    expect(up.statusCode).toBe(200);
+    expect(await f.tierOf(m.userId)).toBe('gold');
+    const html = await page(m.web);
+    expect(html).toMatch(/id="tier-name"><strong>Gold<\/strong>/);
+    expect(actionsIn(html).filter((a) => a.startsWith('change_tier'))).toEqual(['change_tier:Downgrade to Bronze', 'change_tier:Downgrade to Silver']);
   });
 
   it('the controls’ actions work for the page’s browser session (cancel, then reactivate)', async () => {

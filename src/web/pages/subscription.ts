@@ -76,6 +76,17 @@ async function tierOptions(db: Kysely<DB>): Promise<TierOption[]> {
   }));
 }
 
+/** The id of the live tier of this name (tier names are unique among live tiers). */
+async function liveTierId(db: Kysely<DB>, name: string): Promise<number | null> {
+  const row = await db
+    .selectFrom('sbt_subscription_tiers')
+    .select('sbt_subscription_tier_id')
+    .where('sbt_name', '=', name)
+    .where('sbt_delete_time', 'is', null)
+    .executeTakeFirst();
+  return row ? Number(row.sbt_subscription_tier_id) : null;
+}
+
 async function entryCurrencies(db: Kysely<DB>, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
   const rows = await (db as unknown as Kysely<any>)
@@ -102,7 +113,7 @@ function control(label: string, action: string, body: Record<string, unknown>, c
   return html`<button type="button" class="${danger ? 'secondary danger' : 'primary'}" data-action="${action}" data-body="${JSON.stringify(body)}" data-confirm="${confirm}" data-done="${done}">${label}</button>`;
 }
 
-function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary['payment_source'], currency: string, services: Services, active: boolean): SafeHtml {
+function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary['payment_source'], currency: string, services: Services, active: boolean, keepTierId: number | null): SafeHtml {
   const settings = services.settings;
   const storeBilled = isStoreBilled(source === 'none' ? null : source);
   const cancelled = entry.status === 'cancelled';
@@ -115,6 +126,9 @@ function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary[
       const timing = settings.get('subscription_cancellation_timing') === 'immediate' ? 'now' : 'at the end of the paid period';
       const refund = settings.get('subscription_cancellation_timing') === 'immediate' && settings.bool('subscription_cancellation_prorate') ? ' The unused part of the period will be refunded.' : '';
       controls.push(control('Cancel subscription', 'orders_recurring_action', { order_item_id: entry.order_item_id, recurring_action: 'cancel' }, `Cancel ${entry.name}? Your access ends ${timing}.${refund}`, 'cancelled', true));
+    }
+    if (entry.scheduled_change && keepTierId !== null) {
+      controls.push(control('Keep my current tier', 'change_tier', { tier_id: keepTierId }, `Stay on your current tier? The change scheduled for ${entry.scheduled_change.effective_date ?? 'the end of the period'} is undone.`, 'changed'));
     }
     if (cancelled && settings.bool('subscription_reactivation_enabled')) {
       controls.push(control('Reactivate subscription', 'orders_recurring_action', { order_item_id: entry.order_item_id, recurring_action: 'reactivate' }, `Reactivate ${entry.name}? It will renew again on its renewal date.`, 'reactivated'));
@@ -150,8 +164,8 @@ function changeTierCard(summary: SubscriptionSummary, options: TierOption[], ser
       const button = !web
         ? html`<button type="button" class="primary" data-action="cart" data-body="${JSON.stringify({ product_id: o.productId })}" data-next="/cart">Choose ${o.tierName}</button>`
         : up
-          ? control(`Upgrade to ${o.tierName}`, 'change_tier', { pro_product_id: o.productId }, `Upgrade to ${o.tierName} (${o.productName}) now? You are charged the prorated difference for the rest of this period.`, 'changed')
-          : control(`Downgrade to ${o.tierName}`, 'change_tier', { pro_product_id: o.productId }, `Downgrade to ${o.tierName} (${o.productName})? The change takes effect ${timing}.`, 'changed');
+          ? control(`Upgrade to ${o.tierName}`, 'change_tier', { product_id: o.productId }, `Upgrade to ${o.tierName} (${o.productName}) now? You are charged the prorated difference for the rest of this period.`, 'changed')
+          : control(`Downgrade to ${o.tierName}`, 'change_tier', { product_id: o.productId }, `Downgrade to ${o.tierName} (${o.productName})? The change takes effect ${timing}.`, 'changed');
       return html`<tr data-product="${o.productId}"><td>${o.tierName}</td><td>${o.productName}</td><td>${price}</td><td>${button}</td></tr>`;
     });
   if (rows.length === 0) return html``;
@@ -173,13 +187,14 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const active = storeActive(settings);
     const currencies = await entryCurrencies(db, summary.subscriptions.map((s) => s.order_item_id));
     const storeBilled = isStoreBilled(summary.payment_source === 'none' ? null : summary.payment_source);
+    const keepTierId = summary.current_tier ? await liveTierId(db, summary.current_tier.name) : null;
     const done = DONE_MESSAGES[String((request.query as Record<string, unknown>).done ?? '')];
     const body = html`${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
 <div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary)}</div>
 <div class="card" id="billing"><h2>Billing</h2>
 ${summary.subscriptions.length === 0
   ? html`<p id="no-subscription">You have no subscription${summary.current_tier ? ' (your tier was assigned by the site)' : ''}.</p>`
-  : summary.subscriptions.map((s) => subscriptionCard(s, summary.payment_source, currencies.get(s.order_item_id) ?? 'usd', services, active))}
+  : summary.subscriptions.map((s) => subscriptionCard(s, summary.payment_source, currencies.get(s.order_item_id) ?? 'usd', services, active, keepTierId))}
 ${active ? '' : html`<p class="help" id="store-inactive">Subscriptions are not sold here at the moment, so they cannot be changed.</p>`}
 </div>
 ${active && !storeBilled ? changeTierCard(summary, await tierOptions(db), services) : ''}

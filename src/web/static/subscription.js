@@ -12,7 +12,9 @@ document.addEventListener('DOMContentLoaded', function () {
     var buttons = document.querySelectorAll('button[data-action]');
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
     result.textContent = '';
-    window.serviceApi.post(button.getAttribute('data-action'), JSON.parse(button.getAttribute('data-body'))).then(function () {
+    window.serviceApi.post(button.getAttribute('data-action'), JSON.parse(button.getAttribute('data-body'))).then(function (data) {
+      // A wallet-billed plan change may need the payer's approval on the provider's site first.
+      if (data && data.approval_url) return window.location.assign(data.approval_url);
       var next = button.getAttribute('data-next');
       window.location.assign(next || '/profile/subscription?done=' + encodeURIComponent(button.getAttribute('data-done')));
     }, function (err) {
