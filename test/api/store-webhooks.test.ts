@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
+import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
+import { iosDriver } from '../helpers/providers/ios-driver.js';
 import { WALLET_CERT_URL, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
 import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
 const wallet = walletDriver();
-const DRIVERS: SourceDriver[] = [cardDriver, wallet];
+const DRIVERS: SourceDriver[] = [cardDriver, wallet, iosDriver()];
 
 let t: TestApp;
 let basic: TestTier;
@@ -276,5 +278,38 @@ describe('wallet provider certificate', () => {
       expect((await postWebhook(t, 'wallet_provider', await wallet.purchase(t, f))).statusCode).toBe(200);
     }
     expect(wallet.certFetches.filter((u) => u === WALLET_CERT_URL)).toHaveLength(1);
+  });
+});
+
+describe('iOS store signature chain', () => {
+  const ios = iosDriver();
+  const fact = async (): Promise<ProviderFact> => {
+    const userId = (await t.createUser()).userId;
+    const providerProductId = uniqueRef('ios-chain-');
+    const productId = await createProduct(t, { tierId: gold.tierId, refs: { pro_ios_product_id: providerProductId } });
+    return { userId, productId, providerProductId, ref: uniqueRef('1000'), at: T0, periodEnd: at(30) };
+  };
+
+  it('a leaf of the trusted chain that was valid at the signing date verifies; one expired by then is refused', async () => {
+    const f = await fact();
+    const chain = (DRIVERS[2] as ReturnType<typeof iosDriver>).chain;
+    const fresh = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-06-01T00:00:00Z') }) };
+    const stale = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-02-28T00:00:00Z') }) };
+    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', stale))).statusCode).toBe(401);
+    expect(await tierOf(f.userId)).toBeNull();
+    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', fresh))).statusCode).toBe(200);
+    expect(await tierOf(f.userId)).toBe(gold.tierId);
+  });
+
+  it('unsigned environments (Xcode, LocalTesting) are refused rather than trusted', async () => {
+    const f = await fact();
+    await t.services.settings.set('ios_store_environment', 'Xcode');
+    try {
+      const res = await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY'));
+      expect(res.statusCode).toBe(401);
+      expect(await tierOf(f.userId)).toBeNull();
+    } finally {
+      await t.services.settings.set('ios_store_environment', 'Sandbox');
+    }
   });
 });
