@@ -18,6 +18,8 @@ export interface StoreDeps {
   androidAccessToken(settings: Settings): Promise<string>;
   cardProcessor(settings: Settings): CardProcessorClient;
   walletProvider(settings: Settings): WalletProviderClient;
+  /** App Store chains: OCSP revocation checks and validity at the current date (true in production). */
+  iosOnlineChecks: boolean;
 }
 
 export function defaultStoreDeps(clock: Clock): StoreDeps {
@@ -41,6 +43,7 @@ export function defaultStoreDeps(clock: Clock): StoreDeps {
       if (!token) throw new Error('No access token for the Play Developer API');
       return token;
     },
+    iosOnlineChecks: true,
     cardProcessor: (settings) => StripeCardProcessorClient.fromSettings(settings),
     walletProvider(settings) {
       // One client per configuration, so its OAuth token is reused until it expires.

@@ -1,12 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { androidDriver } from '../helpers/providers/android-driver.js';
+import { signOidcToken } from '../helpers/providers/google-oidc-signer.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
+import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
+import { iosDriver } from '../helpers/providers/ios-driver.js';
 import { WALLET_CERT_URL, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
 import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
 const wallet = walletDriver();
-const DRIVERS: SourceDriver[] = [cardDriver, wallet];
+const android = androidDriver();
+const DRIVERS: SourceDriver[] = [cardDriver, wallet, iosDriver(), android];
 
 let t: TestApp;
 let basic: TestTier;
@@ -276,5 +281,81 @@ describe('wallet provider certificate', () => {
       expect((await postWebhook(t, 'wallet_provider', await wallet.purchase(t, f))).statusCode).toBe(200);
     }
     expect(wallet.certFetches.filter((u) => u === WALLET_CERT_URL)).toHaveLength(1);
+  });
+});
+
+describe('iOS store signature chain', () => {
+  const ios = iosDriver();
+  const fact = async (): Promise<ProviderFact> => {
+    const userId = (await t.createUser()).userId;
+    const providerProductId = uniqueRef('ios-chain-');
+    const productId = await createProduct(t, { tierId: gold.tierId, refs: { pro_ios_product_id: providerProductId } });
+    return { userId, productId, providerProductId, ref: uniqueRef('1000'), at: T0, periodEnd: at(30) };
+  };
+
+  it('a leaf of the trusted chain that was valid at the signing date verifies; one expired by then is refused', async () => {
+    const f = await fact();
+    const chain = (DRIVERS[2] as ReturnType<typeof iosDriver>).chain;
+    const fresh = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-06-01T00:00:00Z') }) };
+    const stale = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-02-28T00:00:00Z') }) };
+    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', stale))).statusCode).toBe(401);
+    expect(await tierOf(f.userId)).toBeNull();
+    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', fresh))).statusCode).toBe(200);
+    expect(await tierOf(f.userId)).toBe(gold.tierId);
+  });
+
+  it('unsigned environments (Xcode, LocalTesting) are refused rather than trusted', async () => {
+    const f = await fact();
+    await t.services.settings.set('ios_store_environment', 'Xcode');
+    try {
+      const res = await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY'));
+      expect(res.statusCode).toBe(401);
+      expect(await tierOf(f.userId)).toBeNull();
+    } finally {
+      await t.services.settings.set('ios_store_environment', 'Sandbox');
+    }
+  });
+});
+
+describe('Android store push', () => {
+  const fact = async (): Promise<ProviderFact> => {
+    const userId = (await t.createUser()).userId;
+    const providerProductId = uniqueRef('android-');
+    const productId = await createProduct(t, { tierId: silver.tierId, refs: { pro_android_product_id: providerProductId } });
+    return { userId, productId, providerProductId, ref: uniqueRef('token-'), at: T0, periodEnd: at(30) };
+  };
+
+  it('a push whose claim the Play Developer API does not confirm (expiry while ACTIVE) changes nothing', async () => {
+    const f = await fact();
+    expect((await postWebhook(t, 'android_store', await android.purchase(t, f))).statusCode).toBe(200);
+    const res = await postWebhook(t, 'android_store', await android.push(t, { ...f, at: at(1) }, 13));
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data).toMatchObject({ processed: false, outcomes: [] });
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+  });
+
+  it('reads the subscription with the Play API bearer token, and a Play API failure is a 500 the provider retries', async () => {
+    const f = await fact();
+    const delivery = await android.purchase(t, f);
+    android.play.subscriptions.delete(f.ref);
+    const failed = await postWebhook(t, 'android_store', delivery);
+    expect(failed.statusCode).toBe(500);
+    expect(await tierOf(f.userId)).toBeNull();
+    await android.purchase(t, f);
+    const retry = await postWebhook(t, 'android_store', delivery);
+    expect(retry.statusCode).toBe(200);
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+    const reads = android.play.calls.filter((c) => c.path.endsWith(`/tokens/${f.ref}`));
+    expect(reads.length).toBe(2);
+    expect(reads[0]!.path).toBe(`/androidpublisher/v3/applications/com.example.gatehouse/purchases/subscriptionsv2/tokens/${f.ref}`);
+  });
+
+  it('a correctly signed token for another audience is refused', async () => {
+    const f = await fact();
+    const d = await android.purchase(t, f);
+    const token = signOidcToken(android.key, { aud: 'https://someone-else.example/push' });
+    const res = await postWebhook(t, 'android_store', { ...d, headers: { ...d.headers, authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+    expect(await tierOf(f.userId)).toBeNull();
   });
 });
