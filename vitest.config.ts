@@ -7,7 +7,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Suites that start the server process wait for a first start of the embedded database.
+    hookTimeout: 180_000,
     reporters: ['default'],
   },
 });

@@ -54,7 +54,7 @@ describe(`operator CLI: tier commands (${onPostgres ? 'PostgreSQL' : 'PGlite thr
     expect(user.code, user.stderr).toBe(0);
     userId = user.json.user_id;
   });
-  afterAll(async () => cleanup());
+  afterAll(async () => cleanup?.());
 
   it('tier assign puts the user in the named tier as a manual assignment', async () => {
     const r = await cli('tier', 'assign', '--user-id', String(userId), '--tier', 'gold');

@@ -37,7 +37,7 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
       };
     }
   });
-  afterAll(async () => cleanup());
+  afterAll(async () => cleanup?.());
 
   function expectBadInput(r: CliResult, stderrMatch: RegExp) {
     expect(r.code, r.stderr).toBe(2);

@@ -45,7 +45,7 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       data.remove();
     };
   });
-  afterAll(async () => cleanup());
+  afterAll(async () => cleanup?.());
 
   const adminFile = () => path.join(dataDir, 'initial-admin.json');
   const session = (headers: Record<string, string>) => fetch(`${server.url}/api/v1/auth/session`, { headers });

@@ -78,7 +78,9 @@ export interface ServerProcess {
  * or rejects with its output if it exits first.
  */
 export function startServerProcess(env: NodeJS.ProcessEnv, opts: { via?: 'main' | 'cli'; timeoutMs?: number } = {}): Promise<ServerProcess> {
-  const timeoutMs = opts.timeoutMs ?? 50_000;
+  // A first start initialises the embedded database (initdb in WebAssembly): ~10 s on a quiet 2-core
+  // machine, several times that under load.
+  const timeoutMs = opts.timeoutMs ?? 150_000;
   return new Promise((resolve, reject) => {
     const port = Number(env.PORT);
     const argv = opts.via === 'cli' ? [BIN, 'serve'] : [MAIN];
