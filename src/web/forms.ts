@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { html, type SafeHtml } from './html.js';
-import { page, sendPage } from './layout.js';
+import { page, sendPage, type PageOptions } from './layout.js';
 import { checkFormToken, formToken } from './sessions.js';
 import { pageViewer, type SignedInUser } from './viewer.js';
 
@@ -54,8 +54,8 @@ export function logoutToken(viewer: Viewer): string {
   return viewer.session ? formToken(viewer.session, 'logout') : '';
 }
 
-export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: string, body: SafeHtml, status = 200): FastifyReply {
-  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer) }), status);
+export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: string, body: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {
+  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer) }), status, opts);
 }
 
 /**

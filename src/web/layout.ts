@@ -55,11 +55,17 @@ ${body}
 </html>`;
 }
 
-export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200): FastifyReply {
+export interface PageOptions {
+  /** Origins besides our own that the page's forms may submit to, or be redirected to (a hosted checkout). */
+  formActionOrigins?: string[];
+}
+
+export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {
+  const formAction = ["'self'", ...(opts.formActionOrigins ?? [])].join(' ');
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+    .header('content-security-policy', `default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action ${formAction}`)
     .send(markup.value);
 }

@@ -39,7 +39,8 @@ export class FakeStripe extends FakeServer {
         object: 'checkout.session',
         mode: b.mode,
         url: `${this.base}/pay/${id}`,
-        success_url: b.success_url,
+        // As the provider does: the session id replaces the {CHECKOUT_SESSION_ID} placeholder.
+        success_url: typeof b.success_url === 'string' ? b.success_url.replace('{CHECKOUT_SESSION_ID}', id) : b.success_url,
         cancel_url: b.cancel_url,
         metadata: b.metadata ?? {},
         line_items: b.line_items ?? [],
