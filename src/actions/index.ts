@@ -11,6 +11,7 @@ import register from './account/register.js';
 import type { Action } from './define.js';
 import cart from './store/cart.js';
 import cartClear from './store/cart_clear.js';
+import storeAccountTokenAction from './store/store_account_token.js';
 import mailboxPing from './plugins/mailbox/ping.js';
 import { ActionRegistry } from './registry.js';
 
@@ -28,6 +29,7 @@ export const coreActions: Action[] = [
   accountEdit,
   addressEdit,
   phoneNumbersEdit,
+  storeAccountTokenAction,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */

@@ -36,5 +36,36 @@ describe('webhook channel limits and unresolvable events', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json.errortype).toBe('RateLimitError');
     expect(limited.headers['retry-after']).toBeDefined();
+    await t.services.settings.set('api_rate_limit_requests', 1000);
+  });
+});
+
+describe('store_account_token action', () => {
+  it('gives the signed-in user one stable UUID token, which store notifications map back to the user', async () => {
+    const { headers, userId } = await t.keyHeaders();
+    const first = await t.request({ method: 'POST', url: '/api/v1/action/store_account_token', headers });
+    expect(first.statusCode, first.body).toBe(200);
+    const token = first.json.data.app_account_token;
+    expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const again = await t.request({ method: 'POST', url: '/api/v1/action/store_account_token', headers });
+    expect(again.json.data.app_account_token).toBe(token);
+    const { userForAccountToken } = await import('../../src/store/accounts.js');
+    expect(await userForAccountToken(t.services.db, token.toUpperCase())).toBe(userId);
+  });
+
+  it('exists only while the store sells subscriptions', async () => {
+    const { headers } = await t.keyHeaders();
+    await t.services.settings.set('subscriptions_active', false);
+    try {
+      const res = await t.request({ method: 'POST', url: '/api/v1/action/store_account_token', headers });
+      expect(res.statusCode).toBe(403);
+      expect(res.json.errortype).toBe('ActionError');
+      await t.services.settings.set('subscriptions_active', true);
+      await t.services.settings.set('products_active', false);
+      const closed = await t.request({ method: 'POST', url: '/api/v1/action/store_account_token', headers });
+      expect(closed.statusCode).toBe(422);
+    } finally {
+      await setStoreActive(t, true);
+    }
   });
 });
