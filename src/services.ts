@@ -15,6 +15,7 @@ import { allTasks } from './tasks/index.js';
 import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
+import { StoreSystem } from './store/index.js';
 
 export interface RateLimitBuckets {
   /** Every API request, per IP, before authentication. */
@@ -42,6 +43,8 @@ export interface Services {
   scheduler: Scheduler;
   /** Tiers: feature registry, membership services, feature reads. */
   tiers: TierSystem;
+  /** The store: active only with products_active and subscriptions_active; provider clients and fakes' seams. */
+  store: StoreSystem;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     ...partial,
     scheduler,
     tiers,
+    store: new StoreSystem(db, settings, clock),
     async close() {
       if (refresh) clearInterval(refresh);
       await scheduler.stop();

@@ -73,6 +73,7 @@ export const settingDefinitions: SettingDefinition[] = [
   str('ios_store_bundle_id', 'iOS app bundle id'),
   { name: 'ios_store_environment', type: 'enum', default: 'Production', options: ['Production', 'Sandbox', 'Xcode', 'LocalTesting'], description: 'App Store environment' },
   str('ios_store_root_certificates', 'PEM list of Apple root certificates'),
+  str('ios_store_app_apple_id', 'App Apple ID (numeric; required by the Production environment)'),
   str('android_store_package_name', 'Android package name'),
   str('android_store_push_audience', 'Expected audience of Pub/Sub push OIDC tokens'),
   str('android_store_api_base', 'Play Developer API base URL'),

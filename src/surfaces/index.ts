@@ -7,6 +7,7 @@ import { authSurface } from './auth/index.js';
 import { crudSurface } from './crud/routes.js';
 import { managementSurface } from './management/index.js';
 import { formsSurface } from './forms/index.js';
+import { webhooksSurface } from './webhooks/index.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
@@ -16,6 +17,7 @@ export async function registerSurfaces(api: FastifyInstance, services: Services)
   await managementSurface(api, services);
   await actionsSurface(api, services);
   await formsSurface(api, services);
+  await webhooksSurface(api, services);
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

@@ -13,6 +13,8 @@ export type TierChangeReason =
   | 'cancellation'
   | 'refund'
   | 'manual'
+  /** The store refused a purchase for tier purposes: another billing source is active for the user. */
+  | 'purchase_refused_other_source'
   // A member's own plan change (subscription lifecycle): up or down to another tier's product.
   | 'upgrade'
   | 'downgrade';

@@ -154,9 +154,15 @@ export class TierMembershipService {
 
   /**
    * The one removal path, for expiry, cancellation and refund from every billing source: the user leaves
-   * every tier group (and no other group). Returns the tiers left; one change row per tier left.
+   * every tier group (and no other group). Returns the tiers left; one change row per tier left, naming
+   * the billing source when given.
    */
-  async removeFromAllTiers(userId: number, reason: RemovalReason, reference: ChangeReference | null): Promise<{ removedTierIds: number[] }> {
+  async removeFromAllTiers(
+    userId: number,
+    reason: RemovalReason,
+    reference: ChangeReference | null,
+    opts: { source?: BillingSource } = {},
+  ): Promise<{ removedTierIds: number[] }> {
     if (!['expiry', 'cancellation', 'refund'].includes(reason)) throw new TierInputError(`Unknown removal reason '${reason}'`, { reason: 'unknown' });
     return inTransaction(this.db, async (trx) => {
       await this.lockUser(trx, userId);
@@ -173,7 +179,7 @@ export class TierMembershipService {
           oldTierId: m.sbt_subscription_tier_id,
           newTierId: null,
           reason,
-          metadata: { old_tier: m.sbt_name, new_tier: null, old_level: m.sbt_tier_level, new_level: null },
+          metadata: { ...(opts.source ? { source: opts.source } : {}), event: reason, old_tier: m.sbt_name, new_tier: null, old_level: m.sbt_tier_level, new_level: null },
         });
       }
       return { removedTierIds: memberships.map((m) => m.sbt_subscription_tier_id) };

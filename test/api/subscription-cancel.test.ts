@@ -99,6 +99,21 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       expect(await f.tierOf(s.userId)).toBeNull();
     });
 
+    it('after renewals, the refund is of the current period only', async () => {
+      await set('subscription_cancellation_prorate', true);
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      // renewed twice: the recorded start is two periods back, the current period is Mar 1 to Apr 1 (31 days)
+      await (f.t.services.db as any)
+        .updateTable('odi_order_items')
+        .set({ odi_subscription_period_start: new Date('2026-01-01T00:00:00Z'), odi_subscription_period_end: new Date('2026-04-01T00:00:00Z') })
+        .where('odi_order_item_id', '=', s.id)
+        .execute();
+      f.t.clock.set('2026-03-16T12:00:00Z'); // 15.5 of 31 days unused of 3000 cents
+      const res = await cancel(s.headers, s.id);
+      expect(res.json.data.refund_amount).toBe(1500);
+      expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body.amount).toBe('1500');
+    });
+
     it('wallet, proration off: cancelled now, no refund', async () => {
       const s = await f.subscriber('wallet_provider', f.plans.gold);
       expect((await cancel(s.headers, s.id)).json.data).toMatchObject({ status: 'expired', refund_amount: null });

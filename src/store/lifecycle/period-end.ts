@@ -91,7 +91,12 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .where('odi_order_item_id', '=', id)
     .execute();
   if (item.odi_usr_user_id !== null && item.pro_sbt_subscription_tier_id !== null) {
-    await new TierMembershipService(trx, clock).removeFromAllTiers(Number(item.odi_usr_user_id), 'expiry', orderItemRef(id));
+    await new TierMembershipService(trx, clock).removeFromAllTiers(
+      Number(item.odi_usr_user_id),
+      'expiry',
+      orderItemRef(id),
+      item.odi_payment_source ? { source: item.odi_payment_source } : {},
+    );
   }
   const source = item.odi_payment_source === 'card_processor' || item.odi_payment_source === 'wallet_provider' ? item.odi_payment_source : null;
   return { source, ref: await subscriptionRef(trx, id) };

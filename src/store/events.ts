@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import type { Settings } from '../settings/store.js';
+import type { BillingSource } from '../tiers/membership.js';
+import type { StoreDeps } from './deps.js';
+
+/**
+ * What a provider event means to the store, whatever the source. Purchases and renewals go through the
+ * one grant path; expiry, cancellation (taking effect) and refund through the one removal path;
+ * a scheduled cancellation and its undoing only change the subscription's status.
+ */
+export type StoreEventKind = 'purchase' | 'renewal' | 'cancellation_scheduled' | 'cancellation_undone' | 'expiry' | 'cancellation' | 'refund';
+
+/**
+ * One normalised event. User and product are named as the provider names them; the processor resolves
+ * them (our ids, the store account token, the provider's product reference, or the order item already
+ * recorded for the subscription).
+ */
+export interface StoreEvent {
+  kind: StoreEventKind;
+  source: BillingSource;
+  /** The provider's subscription reference (a one-time payment's reference when there is none). */
+  reference: string | null;
+  /** Other ways the provider names the purchase, tried when the reference matches nothing. */
+  lookup?: { orderId?: number | null; paymentIntentId?: string | null; invoiceId?: string | null };
+  user: { userId?: number | null; accountToken?: string | null };
+  product: { productId?: number | null; providerProductId?: string | null };
+  /** End of the paid period as the provider reports it; null keeps what is recorded. */
+  periodEnd: Date | null;
+  /** The provider's time for the event: the ordering watermark. */
+  eventTime: Date;
+  /** A pending order (our checkout) that this purchase completes. */
+  orderId?: number | null;
+  /** Minor units. */
+  amount?: number | null;
+  currency?: string | null;
+  /** Provider payment identifiers worth keeping on the order. */
+  payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null };
+}
+
+/** What the webhook channel and the adapters work with. */
+export interface StoreContext {
+  db: Kysely<DB>;
+  settings: Settings;
+  clock: Clock;
+  deps: StoreDeps;
+}
+
+/** A delivery whose provider signature has been verified. */
+export interface VerifiedDelivery {
+  eventId: string;
+  eventType: string;
+  eventTime: Date;
+  /** What is kept in wbh_webhook_logs. */
+  payload: unknown;
+  /** The internal events (may call the provider's API); empty when the store does not act on this type. */
+  normalise(ctx: StoreContext): Promise<StoreEvent[]>;
+}
+
+export interface WebhookRequest {
+  rawBody: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** One billing source's webhook: verify the provider's own signature before anything else. */
+export interface WebhookAdapter {
+  source: BillingSource;
+  /** Throws a 400 AuthenticationError when the signature material is missing, 401 when it does not verify. */
+  verify(req: WebhookRequest, ctx: StoreContext): Promise<VerifiedDelivery>;
+}
+
+export const header = (req: WebhookRequest, name: string): string | undefined => {
+  const v = req.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export const intOrNull = (v: unknown): number | null => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : null;
+};

@@ -1,0 +1,127 @@
+import Stripe from 'stripe';
+import { authError } from '../../http/errors.js';
+import { header, intOrNull, type StoreEvent, type WebhookAdapter } from '../events.js';
+
+/** Seconds a Stripe-Signature timestamp may be old (the provider's own default). */
+export const CARD_PROCESSOR_TOLERANCE_SECONDS = 300;
+
+type Obj = Record<string, any>;
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'object' && v !== null && typeof (v as Obj).id === 'string' ? (v as Obj).id : null);
+const seconds = (v: unknown): Date | null => (typeof v === 'number' && Number.isFinite(v) ? new Date(v * 1000) : null);
+
+function periodEndOf(sub: Obj): Date | null {
+  return seconds(sub.current_period_end) ?? seconds(sub.items?.data?.[0]?.current_period_end);
+}
+
+/**
+ * Card-processor events (DESIGN 7): checkout.session.completed is a purchase; invoice.paid with
+ * billing_reason subscription_cycle a renewal; customer.subscription.updated with cancel_at_period_end
+ * schedules (true) or undoes (false, when it was true) a cancellation; customer.subscription.deleted is
+ * an expiry; charge.refunded a refund. Objects carry metadata.user_id and metadata.product_id (our
+ * checkout sets them) and metadata.order_id for an order our checkout created.
+ */
+export function normaliseCardEvent(event: Obj): StoreEvent[] {
+  const o = (event.data?.object ?? {}) as Obj;
+  const eventTime = new Date(Number(event.created) * 1000);
+  const base = { source: 'card_processor' as const, eventTime };
+  const md = (o.metadata ?? {}) as Obj;
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      if (o.payment_status !== undefined && o.payment_status !== 'paid' && o.payment_status !== 'no_payment_required') return [];
+      const subscription = str(o.subscription);
+      const paymentIntent = str(o.payment_intent);
+      return [
+        {
+          ...base,
+          kind: 'purchase',
+          reference: subscription ?? paymentIntent ?? str(o.id),
+          user: { userId: intOrNull(md.user_id) },
+          product: { productId: intOrNull(md.product_id) },
+          orderId: intOrNull(md.order_id),
+          periodEnd: null,
+          amount: typeof o.amount_total === 'number' ? o.amount_total : null,
+          currency: typeof o.currency === 'string' ? o.currency : null,
+          payment: { sessionId: str(o.id), paymentIntentId: paymentIntent },
+        },
+      ];
+    }
+    case 'invoice.paid': {
+      if (o.billing_reason !== 'subscription_cycle') return [];
+      const details = (o.parent?.subscription_details ?? o.subscription_details ?? {}) as Obj;
+      const subscription = str(o.subscription) ?? str(details.subscription);
+      const line = (o.lines?.data?.[0] ?? {}) as Obj;
+      const lmd = { ...(line.metadata ?? {}), ...(details.metadata ?? {}) } as Obj;
+      return [
+        {
+          ...base,
+          kind: 'renewal',
+          reference: subscription,
+          user: { userId: intOrNull(lmd.user_id) },
+          product: { productId: intOrNull(lmd.product_id), providerProductId: str(line.price) ?? str(line.pricing?.price_details?.price) },
+          periodEnd: seconds(line.period?.end),
+          amount: typeof o.amount_paid === 'number' ? o.amount_paid : null,
+          currency: typeof o.currency === 'string' ? o.currency : null,
+          payment: { invoiceId: str(o.id) },
+        },
+      ];
+    }
+    case 'customer.subscription.updated': {
+      const previous = (event.data?.previous_attributes ?? {}) as Obj;
+      if (o.cancel_at_period_end !== true && previous.cancel_at_period_end !== true) return [];
+      return [
+        {
+          ...base,
+          kind: o.cancel_at_period_end === true ? 'cancellation_scheduled' : 'cancellation_undone',
+          reference: str(o.id),
+          user: { userId: intOrNull(md.user_id) },
+          product: { productId: intOrNull(md.product_id) },
+          periodEnd: periodEndOf(o),
+        },
+      ];
+    }
+    case 'customer.subscription.deleted':
+      return [{ ...base, kind: 'expiry', reference: str(o.id), user: { userId: intOrNull(md.user_id) }, product: { productId: intOrNull(md.product_id) }, periodEnd: periodEndOf(o) }];
+    case 'charge.refunded':
+      return [
+        {
+          ...base,
+          kind: 'refund',
+          reference: null,
+          lookup: { orderId: intOrNull(md.order_id), paymentIntentId: str(o.payment_intent), invoiceId: str(o.invoice) },
+          user: { userId: intOrNull(md.user_id) },
+          product: { productId: intOrNull(md.product_id) },
+          periodEnd: null,
+          amount: typeof o.amount_refunded === 'number' ? o.amount_refunded : null,
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** Stripe-Signature verified by the official SDK with card_processor_webhook_secret (300 s tolerance). */
+export const cardProcessorWebhook: WebhookAdapter = {
+  source: 'card_processor',
+  async verify(req, ctx) {
+    const signature = header(req, 'stripe-signature');
+    if (!signature) throw authError(400, 'Missing Stripe-Signature header');
+    const secret = ctx.settings.string('card_processor_webhook_secret');
+    if (!secret) throw authError(401, 'Card processor webhooks are not configured');
+    let event: Stripe.Event;
+    try {
+      event = Stripe.webhooks.constructEvent(req.rawBody, signature, secret, CARD_PROCESSOR_TOLERANCE_SECONDS, undefined, ctx.clock.nowMs());
+    } catch {
+      throw authError(401, 'Invalid card processor signature');
+    }
+    const raw = event as unknown as Obj;
+    return {
+      eventId: String(raw.id),
+      eventType: String(raw.type),
+      eventTime: new Date(Number(raw.created) * 1000),
+      payload: raw,
+      async normalise() {
+        return normaliseCardEvent(raw);
+      },
+    };
+  },
+};

@@ -1,0 +1,118 @@
+import {
+  Environment,
+  SignedDataVerifier,
+  type JWSRenewalInfoDecodedPayload,
+  type JWSTransactionDecodedPayload,
+  type ResponseBodyV2DecodedPayload,
+} from '@apple/app-store-server-library';
+import { authError } from '../../http/errors.js';
+import type { Settings } from '../../settings/store.js';
+import type { StoreEvent, WebhookAdapter } from '../events.js';
+
+/** The environments whose payloads are signed by the App Store; Xcode and LocalTesting are not, so they are refused. */
+const SIGNED_ENVIRONMENTS: Record<string, Environment> = { Production: Environment.PRODUCTION, Sandbox: Environment.SANDBOX };
+
+/** The DER certificates of a PEM list (ios_store_root_certificates). */
+export function pemListToDer(pems: string): Buffer[] {
+  return [...pems.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'));
+}
+
+let cached: { key: string; verifier: SignedDataVerifier } | null = null;
+
+/** One verifier per configuration (it caches verified chains); null when the settings cannot make one. */
+function verifierFor(settings: Settings, onlineChecks: boolean): SignedDataVerifier | null {
+  const environment = SIGNED_ENVIRONMENTS[settings.string('ios_store_environment')];
+  const bundleId = settings.string('ios_store_bundle_id');
+  const roots = pemListToDer(settings.string('ios_store_root_certificates'));
+  const appAppleId = Number(settings.string('ios_store_app_apple_id')) || undefined;
+  if (!environment || !bundleId || roots.length === 0) return null;
+  if (environment === Environment.PRODUCTION && appAppleId === undefined) return null;
+  const key = [environment, bundleId, appAppleId, onlineChecks, settings.string('ios_store_root_certificates')].join('\n');
+  if (cached?.key !== key) cached = { key, verifier: new SignedDataVerifier(roots, onlineChecks, environment, bundleId, appAppleId) };
+  return cached.verifier;
+}
+
+type Kind = StoreEvent['kind'];
+
+/** The store's reading of an App Store Server Notification V2 type and subtype; null: not acted on. */
+export function iosEventKind(type: string | undefined, subtype: string | undefined): Kind | null {
+  switch (type) {
+    case 'SUBSCRIBED':
+      return 'purchase';
+    case 'DID_RENEW':
+      return 'renewal';
+    case 'DID_CHANGE_RENEWAL_STATUS':
+      return subtype === 'AUTO_RENEW_DISABLED' ? 'cancellation_scheduled' : subtype === 'AUTO_RENEW_ENABLED' ? 'cancellation_undone' : null;
+    case 'EXPIRED':
+      return subtype === 'VOLUNTARY' ? 'cancellation' : 'expiry';
+    case 'GRACE_PERIOD_EXPIRED':
+      return 'expiry';
+    case 'REFUND':
+    case 'REVOKE':
+      return 'refund';
+    default:
+      return null;
+  }
+}
+
+function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, eventTime: Date): StoreEvent[] {
+  const kind = iosEventKind(n.notificationType, n.subtype);
+  if (!kind || !tx?.originalTransactionId) return [];
+  return [
+    {
+      kind,
+      source: 'ios_store',
+      reference: tx.originalTransactionId,
+      user: { accountToken: tx.appAccountToken ?? null },
+      product: { providerProductId: tx.productId ?? null },
+      periodEnd: typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+      eventTime,
+      // App Store prices are in milliunits of the currency.
+      amount: typeof tx.price === 'number' ? Math.round(tx.price / 10) : null,
+      currency: typeof tx.currency === 'string' ? tx.currency.toLowerCase() : null,
+    },
+  ];
+}
+
+/**
+ * App Store Server Notifications V2: the signedPayload, and the signed transaction and renewal info it
+ * carries, verified by the App Store library's SignedDataVerifier against ios_store_root_certificates
+ * (certificate chain with Apple's marker extensions, validity at the signing date, ES256 signature),
+ * for the configured bundle id and environment.
+ */
+export const iosStoreWebhook: WebhookAdapter = {
+  source: 'ios_store',
+  async verify(req, ctx) {
+    let signedPayload: unknown;
+    try {
+      signedPayload = (JSON.parse(req.rawBody.toString('utf8')) as { signedPayload?: unknown }).signedPayload;
+    } catch {
+      signedPayload = undefined;
+    }
+    if (typeof signedPayload !== 'string' || signedPayload === '') throw authError(400, 'Missing signedPayload');
+    const verifier = verifierFor(ctx.settings, ctx.deps.iosOnlineChecks);
+    if (!verifier) throw authError(401, 'iOS store notifications are not configured');
+    let notification: ResponseBodyV2DecodedPayload;
+    let transaction: JWSTransactionDecodedPayload | null = null;
+    let renewal: JWSRenewalInfoDecodedPayload | null = null;
+    try {
+      notification = await verifier.verifyAndDecodeNotification(signedPayload);
+      if (notification.data?.signedTransactionInfo) transaction = await verifier.verifyAndDecodeTransaction(notification.data.signedTransactionInfo);
+      if (notification.data?.signedRenewalInfo) renewal = await verifier.verifyAndDecodeRenewalInfo(notification.data.signedRenewalInfo);
+    } catch {
+      throw authError(401, 'Invalid iOS store signature');
+    }
+    if (!notification.notificationUUID) throw authError(400, 'iOS store notification has no notificationUUID');
+    const eventTime = new Date(notification.signedDate ?? ctx.clock.nowMs());
+    const type = [notification.notificationType, notification.subtype].filter(Boolean).join('.');
+    return {
+      eventId: notification.notificationUUID,
+      eventType: type || 'unknown',
+      eventTime,
+      payload: { notification: { ...notification, data: { ...notification.data, signedTransactionInfo: undefined, signedRenewalInfo: undefined } }, transaction, renewal },
+      async normalise() {
+        return normaliseIos(notification, transaction, eventTime);
+      },
+    };
+  },
+};

@@ -1,0 +1,161 @@
+import { X509Certificate, verify as verifySignature } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { authError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { header, type StoreContext, type StoreEvent, type WebhookAdapter } from '../events.js';
+
+/** Seconds a transmission time may differ from our clock (each provider retry is a new transmission). */
+export const WALLET_TOLERANCE_SECONDS = 300;
+const CERT_CACHE_MS = 24 * 3600_000;
+const CERT_CACHE_MAX = 32;
+
+/** The provider's certificate host: only certificates served from its own domain are trusted. */
+export function isProviderCertificateUrl(raw: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  const host = url.hostname.toLowerCase();
+  return url.protocol === 'https:' && url.port === '' && url.username === '' && (host === 'paypal.com' || host.endsWith('.paypal.com'));
+}
+
+const certCache = new Map<string, { cert: X509Certificate; fetchedAt: number }>();
+
+async function providerCertificate(url: string, ctx: StoreContext): Promise<X509Certificate> {
+  const cached = certCache.get(url);
+  if (cached && ctx.clock.nowMs() - cached.fetchedAt < CERT_CACHE_MS) return cached.cert;
+  const cert = new X509Certificate(await ctx.deps.fetchWalletCertificate(url));
+  if (certCache.size >= CERT_CACHE_MAX) certCache.delete(certCache.keys().next().value!);
+  certCache.set(url, { cert, fetchedAt: ctx.clock.nowMs() });
+  return cert;
+}
+
+function validAt(cert: X509Certificate, clock: Clock): boolean {
+  const now = clock.nowMs();
+  return new Date(cert.validFrom).getTime() <= now && now <= new Date(cert.validTo).getTime();
+}
+
+type Obj = Record<string, any>;
+const toMinor = (v: unknown): number | null => {
+  const n = typeof v === 'string' || typeof v === 'number' ? Number(v) : NaN;
+  return Number.isFinite(n) ? Math.round(n * 100) : null;
+};
+const dateOrNull = (v: unknown): Date | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
+
+/**
+ * Wallet-provider events (PayPal Subscriptions): BILLING.SUBSCRIPTION.ACTIVATED is a purchase;
+ * PAYMENT.SALE.COMPLETED on a subscription a renewal (its period end read back from the provider);
+ * BILLING.SUBSCRIPTION.SUSPENDED stops renewal (a scheduled cancellation) and .RE-ACTIVATED undoes it;
+ * BILLING.SUBSCRIPTION.CANCELLED is a cancellation taking effect, .EXPIRED an expiry; PAYMENT.SALE.REFUNDED a
+ * refund. custom_id carries the user's store account token; plan_id names the product (pro_wallet_plan_id).
+ */
+export async function normaliseWalletEvent(event: Obj, ctx: StoreContext): Promise<StoreEvent[]> {
+  const r = (event.resource ?? {}) as Obj;
+  const eventTime = dateOrNull(event.create_time) ?? ctx.clock.now();
+  const base = { source: 'wallet_provider' as const, eventTime };
+  const subscription = (kind: StoreEvent['kind']): StoreEvent => ({
+    ...base,
+    kind,
+    reference: typeof r.id === 'string' ? r.id : null,
+    user: { accountToken: typeof r.custom_id === 'string' ? r.custom_id : null },
+    product: { providerProductId: typeof r.plan_id === 'string' ? r.plan_id : null },
+    periodEnd: dateOrNull(r.billing_info?.next_billing_time),
+  });
+  switch (event.event_type) {
+    case 'BILLING.SUBSCRIPTION.ACTIVATED':
+      return [subscription('purchase')];
+    case 'BILLING.SUBSCRIPTION.SUSPENDED':
+      return [subscription('cancellation_scheduled')];
+    case 'BILLING.SUBSCRIPTION.RE-ACTIVATED':
+      return [subscription('cancellation_undone')];
+    case 'BILLING.SUBSCRIPTION.CANCELLED':
+      return [subscription('cancellation')];
+    case 'BILLING.SUBSCRIPTION.EXPIRED':
+      return [subscription('expiry')];
+    case 'PAYMENT.SALE.COMPLETED': {
+      if (typeof r.billing_agreement_id !== 'string') return [];
+      const sub = await ctx.deps.walletProvider(ctx.settings).getSubscription(r.billing_agreement_id);
+      return [
+        {
+          ...base,
+          kind: 'renewal',
+          reference: sub.id,
+          user: { accountToken: sub.customId },
+          product: { providerProductId: sub.planId },
+          periodEnd: sub.nextBillingTime,
+          amount: toMinor(r.amount?.total),
+          currency: typeof r.amount?.currency === 'string' ? r.amount.currency.toLowerCase() : null,
+        },
+      ];
+    }
+    case 'PAYMENT.SALE.REFUNDED':
+      if (typeof r.billing_agreement_id !== 'string') return [];
+      return [
+        {
+          ...base,
+          kind: 'refund',
+          reference: r.billing_agreement_id,
+          user: {},
+          product: {},
+          periodEnd: null,
+          amount: toMinor(r.amount?.total),
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/**
+ * The provider's transmission signature: RSA-SHA256 over transmission_id|transmission_time|webhook_id|
+ * crc32(body), checked against the provider certificate named by PAYPAL-CERT-URL, fetched only from the
+ * provider's domain, valid now, and cached.
+ */
+export const walletProviderWebhook: WebhookAdapter = {
+  source: 'wallet_provider',
+  async verify(req, ctx) {
+    const id = header(req, 'paypal-transmission-id');
+    const time = header(req, 'paypal-transmission-time');
+    const sig = header(req, 'paypal-transmission-sig');
+    const certUrl = header(req, 'paypal-cert-url');
+    const algo = header(req, 'paypal-auth-algo');
+    if (!id || !time || !sig || !certUrl) throw authError(400, 'Missing wallet provider transmission headers');
+    const webhookId = ctx.settings.string('wallet_provider_webhook_id');
+    if (!webhookId) throw authError(401, 'Wallet provider webhooks are not configured');
+    if (algo !== undefined && algo !== 'SHA256withRSA') throw authError(401, 'Unsupported wallet provider signature algorithm');
+    const sent = Date.parse(time);
+    if (Number.isNaN(sent) || Math.abs(ctx.clock.nowMs() - sent) > WALLET_TOLERANCE_SECONDS * 1000) throw authError(401, 'Wallet provider transmission time is outside the tolerance');
+    if (!isProviderCertificateUrl(certUrl)) throw authError(401, 'Wallet provider certificate is not on the provider domain');
+    let cert: X509Certificate;
+    try {
+      cert = await providerCertificate(certUrl, ctx);
+    } catch {
+      throw authError(401, 'Wallet provider certificate could not be loaded');
+    }
+    if (!validAt(cert, ctx.clock)) throw authError(401, 'Wallet provider certificate is not valid now');
+    const message = `${id}|${time}|${webhookId}|${crc32(req.rawBody) >>> 0}`;
+    let verified = false;
+    try {
+      verified = verifySignature('sha256', Buffer.from(message), cert.publicKey, Buffer.from(sig, 'base64'));
+    } catch {
+      verified = false;
+    }
+    if (!verified) throw authError(401, 'Invalid wallet provider signature');
+    let event: Obj;
+    try {
+      event = JSON.parse(req.rawBody.toString('utf8')) as Obj;
+    } catch {
+      throw authError(400, 'Wallet provider body is not JSON');
+    }
+    if (typeof event.id !== 'string' || typeof event.event_type !== 'string') throw authError(400, 'Wallet provider event has no id or type');
+    return {
+      eventId: event.id,
+      eventType: event.event_type,
+      eventTime: dateOrNull(event.create_time) ?? ctx.clock.now(),
+      payload: event,
+      normalise: (c) => normaliseWalletEvent(event, c),
+    };
+  },
+};
