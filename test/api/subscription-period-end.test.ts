@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { processPeriodEnds } from '../../src/store/lifecycle/period-end.js';
 import { LifecycleFixture, PERIOD_END } from '../helpers/lifecycle.js';
-import { orderItem } from '../helpers/subscriptions.js';
+import { insertSubscription, orderItem } from '../helpers/subscriptions.js';
 import { changeRows } from '../helpers/tiers.js';
 
 describe('subscription_period_end task', () => {
@@ -111,6 +111,40 @@ describe('subscription_period_end task', () => {
     } finally {
       await f.t.services.db.updateTable('sbt_subscription_tiers').set({ sbt_is_active: true }).where('sbt_subscription_tier_id', '=', f.plans.bronze.tier.tierId).execute();
     }
+  });
+
+  it('does not take the tier away while another subscription still pays for it', async () => {
+    const s = await f.subscriber('card_processor', f.plans.silver);
+    await cancel(s.headers, s.id);
+    // bought again before the cancelled one ran out (same tier: the grant path renews, nothing is replaced)
+    const again = await insertSubscription(f.t, s.userId, f.plans.silver.productId, {
+      source: 'card_processor',
+      price: 3000,
+      periodStart: new Date('2026-03-20T00:00:00Z'),
+      periodEnd: new Date('2026-04-20T00:00:00Z'),
+    });
+    await f.t.services.tiers.membership.grantTierFromPurchase(s.userId, f.plans.silver.productId, 'card_processor', { type: 'order_item', id: again });
+    f.t.clock.set(PERIOD_END);
+    expect(await run()).toMatchObject({ expired: 1 });
+    expect((await orderItem(f.t, s.id)).odi_subscription_status).toBe('expired');
+    expect(await f.tierOf(s.userId)).toBe('silver');
+    expect((await changeRows(f.t, s.userId)).filter((r) => r.cht_change_reason === 'expiry')).toHaveLength(0);
+  });
+
+  it('a downgrade scheduled before cancelling lapses with the subscription, and applies again after reactivation', async () => {
+    const lapsed = await f.subscriber('card_processor', f.plans.gold);
+    const kept = await f.subscriber('card_processor', f.plans.gold);
+    for (const s of [lapsed, kept]) {
+      await f.action('change_tier', s.headers, { product_id: f.plans.bronze.productId });
+      await cancel(s.headers, s.id);
+      expect((await f.action('subscription_summary', s.headers, {})).json.data.subscriptions[0]).toMatchObject({ status: 'cancelled', scheduled_change: null });
+    }
+    expect((await f.action('orders_recurring_action', kept.headers, { order_item_id: kept.id, recurring_action: 'reactivate' })).statusCode).toBe(200);
+    expect((await f.action('subscription_summary', kept.headers, {})).json.data.subscriptions[0].scheduled_change).toMatchObject({ tier_name: 'bronze' });
+    f.t.clock.set(PERIOD_END);
+    expect(await run()).toMatchObject({ expired: 1, downgraded: 1 });
+    expect(await f.tierOf(lapsed.userId)).toBeNull();
+    expect(await f.tierOf(kept.userId)).toBe('bronze');
   });
 
   it('concurrent runs (as on several nodes) apply each change once', async () => {

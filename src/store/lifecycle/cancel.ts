@@ -72,8 +72,8 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
         odi_subscription_status: 'cancelled',
         odi_subscription_cancel_at_period_end: true,
         odi_subscription_cancelled_time: now,
-        odi_scheduled_pro_product_id: null,
-        odi_scheduled_change_time: null,
+        // A scheduled downgrade is kept (the provider already bills the lower plan): it applies again if
+        // the member reactivates, and lapses with the subscription otherwise.
         odi_update_time: now,
       })
       .where('odi_order_item_id', '=', sub.orderItemId)

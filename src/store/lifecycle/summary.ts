@@ -76,7 +76,7 @@ export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, us
       status: sub.status === 'cancelled' ? 'cancelled' : 'active',
       renewal_or_end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
       can_cancel: canCancel(sub, settings),
-      scheduled_change: await scheduledChange(db, sub),
+      scheduled_change: sub.status === 'active' ? await scheduledChange(db, sub) : null,
     });
   }
   const tier = await fetchUserTier(db, userId);
