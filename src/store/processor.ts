@@ -127,7 +127,7 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   await trx
     .updateTable('odi_order_items')
     .set({
-      ...(replaced ? {} : { odi_subscription_status: 'active' as const }),
+      ...(replaced || product.tierId === null ? {} : { odi_subscription_status: 'active' as const }),
       ...(ev.kind === 'purchase' ? { odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null } : {}),
       ...(ev.periodEnd ? { odi_subscription_period_end: ev.periodEnd } : {}),
       ...(ev.payment?.invoiceId ? { odi_stripe_foreign_invoice_id: ev.payment.invoiceId } : {}),

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { androidDriver } from '../helpers/providers/android-driver.js';
+import { signOidcToken } from '../helpers/providers/google-oidc-signer.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
 import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
 import { iosDriver } from '../helpers/providers/ios-driver.js';
@@ -8,7 +10,8 @@ import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhook
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
 const wallet = walletDriver();
-const DRIVERS: SourceDriver[] = [cardDriver, wallet, iosDriver()];
+const android = androidDriver();
+const DRIVERS: SourceDriver[] = [cardDriver, wallet, iosDriver(), android];
 
 let t: TestApp;
 let basic: TestTier;
@@ -311,5 +314,48 @@ describe('iOS store signature chain', () => {
     } finally {
       await t.services.settings.set('ios_store_environment', 'Sandbox');
     }
+  });
+});
+
+describe('Android store push', () => {
+  const fact = async (): Promise<ProviderFact> => {
+    const userId = (await t.createUser()).userId;
+    const providerProductId = uniqueRef('android-');
+    const productId = await createProduct(t, { tierId: silver.tierId, refs: { pro_android_product_id: providerProductId } });
+    return { userId, productId, providerProductId, ref: uniqueRef('token-'), at: T0, periodEnd: at(30) };
+  };
+
+  it('a push whose claim the Play Developer API does not confirm (expiry while ACTIVE) changes nothing', async () => {
+    const f = await fact();
+    expect((await postWebhook(t, 'android_store', await android.purchase(t, f))).statusCode).toBe(200);
+    const res = await postWebhook(t, 'android_store', await android.push(t, { ...f, at: at(1) }, 13));
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data).toMatchObject({ processed: false, outcomes: [] });
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+  });
+
+  it('reads the subscription with the Play API bearer token, and a Play API failure is a 500 the provider retries', async () => {
+    const f = await fact();
+    const delivery = await android.purchase(t, f);
+    android.play.subscriptions.delete(f.ref);
+    const failed = await postWebhook(t, 'android_store', delivery);
+    expect(failed.statusCode).toBe(500);
+    expect(await tierOf(f.userId)).toBeNull();
+    await android.purchase(t, f);
+    const retry = await postWebhook(t, 'android_store', delivery);
+    expect(retry.statusCode).toBe(200);
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+    const reads = android.play.calls.filter((c) => c.path.endsWith(`/tokens/${f.ref}`));
+    expect(reads.length).toBe(2);
+    expect(reads[0]!.path).toBe(`/androidpublisher/v3/applications/com.example.gatehouse/purchases/subscriptionsv2/tokens/${f.ref}`);
+  });
+
+  it('a correctly signed token for another audience is refused', async () => {
+    const f = await fact();
+    const d = await android.purchase(t, f);
+    const token = signOidcToken(android.key, { aud: 'https://someone-else.example/push' });
+    const res = await postWebhook(t, 'android_store', { ...d, headers: { ...d.headers, authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+    expect(await tierOf(f.userId)).toBeNull();
   });
 });

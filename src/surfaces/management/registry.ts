@@ -7,6 +7,7 @@ import health from './handlers/health.js';
 import root from './handlers/root.js';
 import stats from './handlers/stats.js';
 import tiersAudit from './handlers/tiers/audit.js';
+import storeConflicts from './handlers/store/conflicts.js';
 import version from './handlers/version.js';
 
 /**
@@ -23,6 +24,7 @@ export const managementHandlers: readonly ManagementHandler[] = Object.freeze([
   backupsList,
   backupsFetch,
   tiersAudit,
+  storeConflicts,
 ]);
 
 const byPath = new Map(managementHandlers.map((h) => [h.path, h]));

@@ -1,0 +1,94 @@
+import { storeAccountToken } from '../../../src/store/accounts.js';
+import type { TestApp } from '../app.js';
+import type { Delivery, ProviderFact, SourceDriver } from '../store.js';
+import { FakePlay, PLAY_ACCESS_TOKEN } from './fake-play.js';
+import { makeOidcKey, signOidcToken } from './google-oidc-signer.js';
+
+export const ANDROID_PACKAGE = 'com.example.gatehouse';
+export const ANDROID_AUDIENCE = 'https://gatehouse.example/api/v1/webhooks/android_store';
+
+let n = 0;
+
+/** The Android store (Pub/Sub push + Play Developer API) in the shared webhook scenarios. */
+export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnType<typeof makeOidcKey>; push(t: TestApp, f: ProviderFact, type: number, o?: { token?: string }): Promise<Delivery> } {
+  const play = new FakePlay();
+  const key = makeOidcKey();
+  const stranger = makeOidcKey('test-kid-1');
+  const setState = async (t: TestApp, f: ProviderFact, state: string) => {
+    play.subscriptions.set(f.ref, {
+      kind: 'androidpublisher#subscriptionPurchaseV2',
+      subscriptionState: state,
+      latestOrderId: `GPA.${f.ref}`,
+      acknowledgementState: 'ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED',
+      externalAccountIdentifiers: { obfuscatedExternalAccountId: await storeAccountToken(t.services.db, f.userId) },
+      lineItems: [{ productId: f.providerProductId, expiryTime: f.periodEnd.toISOString() }],
+    });
+  };
+  const body = (f: ProviderFact, notification: Record<string, unknown>) =>
+    JSON.stringify({
+      message: {
+        data: Buffer.from(JSON.stringify({ version: '1.0', packageName: ANDROID_PACKAGE, eventTimeMillis: String(f.at.getTime()), ...notification })).toString('base64'),
+        messageId: f.eventId ?? `${Date.now()}${++n}`,
+        publishTime: f.at.toISOString(),
+      },
+      subscription: 'projects/example/subscriptions/play-rtdn',
+    });
+  const push = async (t: TestApp, f: ProviderFact, type: number, o: { token?: string } = {}): Promise<Delivery> => ({
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token ?? signOidcToken(key, { aud: ANDROID_AUDIENCE })}` },
+    body: body(f, { subscriptionNotification: { version: '1.0', notificationType: type, purchaseToken: f.ref, subscriptionId: f.providerProductId } }),
+  });
+  const withState = (state: string, type: number) => async (t: TestApp, f: ProviderFact) => {
+    await setState(t, f, state);
+    return push(t, f, type);
+  };
+  return {
+    source: 'android_store',
+    productColumn: 'pro_android_product_id',
+    play,
+    key,
+    push,
+    async setup(t) {
+      await play.start();
+      await t.services.settings.set('android_store_package_name', ANDROID_PACKAGE);
+      await t.services.settings.set('android_store_push_audience', ANDROID_AUDIENCE);
+      await t.services.settings.set('android_store_api_base', play.base);
+      t.services.store.deps.googleOidcCertificates = async () => key.certs;
+      t.services.store.deps.androidAccessToken = async () => PLAY_ACCESS_TOKEN;
+    },
+    async teardown() {
+      await play.stop();
+    },
+    purchase: withState('SUBSCRIPTION_STATE_ACTIVE', 4),
+    renewal: withState('SUBSCRIPTION_STATE_ACTIVE', 2),
+    expiry: withState('SUBSCRIPTION_STATE_EXPIRED', 13),
+    async refund(t, f) {
+      return {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${signOidcToken(key, { aud: ANDROID_AUDIENCE })}` },
+        body: body(f, { voidedPurchaseNotification: { purchaseToken: f.ref, orderId: `GPA.${f.ref}`, productType: 1, refundType: 1 } }),
+      };
+    },
+    cancelScheduled: withState('SUBSCRIPTION_STATE_CANCELED', 3),
+    cancelUndone: withState('SUBSCRIPTION_STATE_ACTIVE', 7),
+    async badSignature(t, f) {
+      await setState(t, f, 'SUBSCRIPTION_STATE_ACTIVE');
+      return push(t, f, 4, { token: signOidcToken(stranger, { aud: ANDROID_AUDIENCE }) });
+    },
+    async expired(t, f) {
+      await setState(t, f, 'SUBSCRIPTION_STATE_ACTIVE');
+      return push(t, f, 4, { token: signOidcToken(key, { aud: ANDROID_AUDIENCE, iatSeconds: Math.floor(Date.now() / 1000) - 7200 }) });
+    },
+    async tampered(t, f) {
+      await setState(t, f, 'SUBSCRIPTION_STATE_ACTIVE');
+      const d = await push(t, f, 4);
+      const [h, p, s] = d.headers.authorization!.slice(7).split('.') as [string, string, string];
+      const claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
+      claims.exp += 3600;
+      return { ...d, headers: { ...d.headers, authorization: `Bearer ${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${s}` } };
+    },
+    async unsigned(t, f) {
+      await setState(t, f, 'SUBSCRIPTION_STATE_ACTIVE');
+      const d = await push(t, f, 4);
+      return { headers: { 'content-type': 'application/json' }, body: d.body };
+    },
+  };
+}
