@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LifecycleFixture, PERIOD_END, type Source } from '../helpers/lifecycle.js';
-import { orderItem } from '../helpers/subscriptions.js';
+import { insertSubscription, orderItem } from '../helpers/subscriptions.js';
 import { changeRows, tierMemberships } from '../helpers/tiers.js';
 
 describe('cancel and reactivate through orders_recurring_action', () => {
@@ -112,6 +112,24 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       const res = await cancel(s.headers, s.id);
       expect(res.json.data.refund_amount).toBe(1500);
       expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body.amount).toBe('1500');
+    });
+
+    it('cancelling a second source’s flagged purchase takes no tier away, and the summary names the tier-bearing source', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const flagged = await insertSubscription(f.t, s.userId, f.plans.gold.productId, {
+        source: 'wallet_provider',
+        price: 6000,
+        periodStart: new Date('2026-03-01T06:00:00Z'),
+        periodEnd: PERIOD_END,
+        extra: { odi_subscription_reference: `I-FLAGGED-${s.id}`, odi_source_conflict_time: new Date('2026-03-01T06:00:00Z') },
+      });
+      f.paypal.addSubscription({ id: `I-FLAGGED-${s.id}`, plan_id: 'P-GOLD' });
+      expect((await f.action('subscription_summary', s.headers, {})).json.data.payment_source).toBe('card_processor');
+      const res = await cancel(s.headers, flagged);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data.status).toBe('expired');
+      expect(await f.tierOf(s.userId)).toBe('silver');
+      expect((await changeRows(f.t, s.userId)).filter((r) => r.cht_change_reason === 'cancellation')).toHaveLength(0);
     });
 
     it('wallet, proration off: cancelled now, no refund', async () => {

@@ -108,7 +108,8 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
     })
     .where('odi_order_item_id', '=', sub.orderItemId)
     .execute();
-  if (sub.tier) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
+  // A second source's purchase (flagged by the store) never held the tier, so it takes none away.
+  if (sub.tier && !sub.sourceConflict) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
   return { order_item_id: sub.orderItemId, status, timing: 'immediate', end_date: formatTimestamp(now), refund_amount: refund };
 }
 

@@ -78,7 +78,7 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
   const item = await lifecycleDb(trx)
     .selectFrom('odi_order_items')
     .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
-    .select(['odi_usr_user_id', 'odi_payment_source', 'pro_sbt_subscription_tier_id'])
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'pro_sbt_subscription_tier_id'])
     .where('odi_order_item_id', '=', id)
     .where('odi_subscription_status', '=', 'cancelled')
     .where('odi_subscription_period_end', '<=', now)
@@ -91,7 +91,9 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .where('odi_order_item_id', '=', id)
     .execute();
   const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
-  if (userId !== null && item.pro_sbt_subscription_tier_id !== null && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
+  // A second source's purchase (flagged by the store) never held the tier, so its end takes none away.
+  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null;
+  if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
     await new TierMembershipService(trx, clock).removeFromAllTiers(
       userId,
       'expiry',
