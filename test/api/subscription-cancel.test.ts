@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LifecycleFixture, PERIOD_END, type Source } from '../helpers/lifecycle.js';
-import { orderItem } from '../helpers/subscriptions.js';
+import { insertSubscription, orderItem } from '../helpers/subscriptions.js';
 import { changeRows, tierMemberships } from '../helpers/tiers.js';
 
 describe('cancel and reactivate through orders_recurring_action', () => {
@@ -97,6 +97,39 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       expect(refund).toHaveLength(1);
       expect(refund[0]!.body).toEqual({ amount: { value: '10.00', currency_code: 'USD' } });
       expect(await f.tierOf(s.userId)).toBeNull();
+    });
+
+    it('after renewals, the refund is of the current period only', async () => {
+      await set('subscription_cancellation_prorate', true);
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      // renewed twice: the recorded start is two periods back, the current period is Mar 1 to Apr 1 (31 days)
+      await (f.t.services.db as any)
+        .updateTable('odi_order_items')
+        .set({ odi_subscription_period_start: new Date('2026-01-01T00:00:00Z'), odi_subscription_period_end: new Date('2026-04-01T00:00:00Z') })
+        .where('odi_order_item_id', '=', s.id)
+        .execute();
+      f.t.clock.set('2026-03-16T12:00:00Z'); // 15.5 of 31 days unused of 3000 cents
+      const res = await cancel(s.headers, s.id);
+      expect(res.json.data.refund_amount).toBe(1500);
+      expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body.amount).toBe('1500');
+    });
+
+    it('cancelling a second source’s flagged purchase takes no tier away, and the summary names the tier-bearing source', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const flagged = await insertSubscription(f.t, s.userId, f.plans.gold.productId, {
+        source: 'wallet_provider',
+        price: 6000,
+        periodStart: new Date('2026-03-01T06:00:00Z'),
+        periodEnd: PERIOD_END,
+        extra: { odi_subscription_reference: `I-FLAGGED-${s.id}`, odi_source_conflict_time: new Date('2026-03-01T06:00:00Z') },
+      });
+      f.paypal.addSubscription({ id: `I-FLAGGED-${s.id}`, plan_id: 'P-GOLD' });
+      expect((await f.action('subscription_summary', s.headers, {})).json.data.payment_source).toBe('card_processor');
+      const res = await cancel(s.headers, flagged);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data.status).toBe('expired');
+      expect(await f.tierOf(s.userId)).toBe('silver');
+      expect((await changeRows(f.t, s.userId)).filter((r) => r.cht_change_reason === 'cancellation')).toHaveLength(0);
     });
 
     it('wallet, proration off: cancelled now, no refund', async () => {

@@ -75,6 +75,19 @@ describe('change_tier', () => {
       expect(await f.tierOf(s.userId)).toBe('gold');
     });
 
+    it('a retry with the same Idempotency-Key replays the answer without asking the provider again', async () => {
+      const s = await f.subscriber('card_processor', f.plans.silver);
+      const send = () =>
+        f.t.request({ method: 'POST', url: '/api/v1/action/change_tier', headers: { ...s.headers, 'idempotency-key': `up-${s.id}` }, payload: { product_id: f.plans.gold.productId } });
+      const first = await send();
+      const second = await send();
+      expect(first.statusCode).toBe(200);
+      expect(second.statusCode).toBe(200);
+      expect(second.json.data).toEqual(first.json.data);
+      expect(stripeUpdates(s.ref)).toHaveLength(1);
+      expect((await changeRows(f.t, s.userId)).filter((r) => r.cht_change_reason === 'upgrade')).toHaveLength(1);
+    });
+
     it('a provider failure is a 502 and the member stays where they were', async () => {
       const s = await f.subscriber('card_processor', f.plans.silver);
       f.stripe.subscriptions.delete(s.ref);

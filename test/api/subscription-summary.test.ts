@@ -119,6 +119,17 @@ describe('subscription_summary', () => {
     expect((await summary(headers)).subscriptions[0].can_cancel).toBe(true);
   });
 
+  it('the lifecycle actions are published and need a session', async () => {
+    const { headers } = await t.keyHeaders();
+    const res = await t.request({ method: 'GET', url: '/api/v1/actions', headers });
+    expect(res.statusCode).toBe(200);
+    for (const name of ['change_tier', 'subscription_summary', 'orders_recurring_action']) {
+      expect(res.json.data[name]).toMatchObject({ requires_session: true, has_form: false });
+    }
+    expect(Object.keys(res.json.data.orders_recurring_action.input).sort()).toEqual(['order_item_id', 'recurring_action']);
+    expect(Object.keys(res.json.data.change_tier.input).sort()).toEqual(['product_id', 'tier_id']);
+  });
+
   it('requires a session: no key headers is refused', async () => {
     const res = await t.request({ method: 'POST', url: '/api/v1/action/subscription_summary', payload: {} });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);

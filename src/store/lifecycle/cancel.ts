@@ -72,8 +72,8 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
         odi_subscription_status: 'cancelled',
         odi_subscription_cancel_at_period_end: true,
         odi_subscription_cancelled_time: now,
-        odi_scheduled_pro_product_id: null,
-        odi_scheduled_change_time: null,
+        // A scheduled downgrade is kept (the provider already bills the lower plan): it applies again if
+        // the member reactivates, and lapses with the subscription otherwise.
         odi_update_time: now,
       })
       .where('odi_order_item_id', '=', sub.orderItemId)
@@ -108,16 +108,42 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
     })
     .where('odi_order_item_id', '=', sub.orderItemId)
     .execute();
-  if (sub.tier) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId));
+  // A second source's purchase (flagged by the store) never held the tier, so it takes none away.
+  if (sub.tier && !sub.sourceConflict) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
   return { order_item_id: sub.orderItemId, status, timing: 'immediate', end_date: formatTimestamp(now), refund_amount: refund };
 }
 
-/** The unused share of what was paid for the current period; the period starts at the purchase when unrecorded. */
+/** The unused share of what was paid for the current period. */
 function refundFor(sub: Subscription, now: Date): number {
   if (sub.price === null || sub.periodEnd === null) return 0;
-  const start = sub.periodStart ?? sub.createTime;
+  const start = currentPeriodStart(sub, sub.periodEnd);
   if (start.getTime() >= sub.periodEnd.getTime()) return 0;
   return cancellationRefund({ priceMinor: sub.price, periodStart: start, periodEnd: sub.periodEnd }, now, true);
+}
+
+/**
+ * Where the current paid period began. Renewals move the period end on but not the recorded start, so
+ * with a known billing period the start is one period before the end (never before the recorded start);
+ * otherwise the recorded start, else the purchase time.
+ */
+export function currentPeriodStart(sub: Pick<Subscription, 'period' | 'periodStart' | 'createTime'>, periodEnd: Date): Date {
+  const recorded = sub.periodStart ?? sub.createTime;
+  if (!sub.period) return recorded;
+  const oneBack = periodBefore(periodEnd, sub.period);
+  return oneBack.getTime() > recorded.getTime() ? oneBack : recorded;
+}
+
+/** The same instant one billing period earlier; a month back from the 31st lands on the month's last day. */
+export function periodBefore(end: Date, period: NonNullable<Subscription['period']>): Date {
+  if (period === 'day') return new Date(end.getTime() - 86_400_000);
+  if (period === 'week') return new Date(end.getTime() - 7 * 86_400_000);
+  const months = period === 'month' ? 1 : 12;
+  const y = end.getUTCFullYear();
+  const m = end.getUTCMonth() - months;
+  const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  const d = new Date(end.getTime());
+  d.setUTCFullYear(y, m, Math.min(end.getUTCDate(), lastDay));
+  return d;
 }
 
 export interface ReactivateOutcome {

@@ -58,7 +58,7 @@ async function currentWebSubscription(ctx: LifecycleContext): Promise<WebSubscri
   const sub = await lockedCurrentSubscription(ctx.db, ctx.userId);
   if (!sub) throw refuse('no_subscription', 'You have no subscription to change. Choose a plan in the store to subscribe.');
   if (isStoreBilled(sub.source)) throw storeBilledRefusal(sub.source, 'changed');
-  if (sub.source === null || !sub.tier) throw refuse('not_a_tier_product', 'Your subscription is not for a tier, so its tier cannot be changed.');
+  if (sub.source === null || !sub.tier || sub.sourceConflict) throw refuse('not_a_tier_product', 'Your subscription is not for a tier, so its tier cannot be changed.');
   if (sub.status === 'cancelled') throw refuse('already_cancelled', 'Your subscription is cancelled. Reactivate it before changing its tier.');
   return sub as WebSubscription;
 }

@@ -78,7 +78,7 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
   const item = await lifecycleDb(trx)
     .selectFrom('odi_order_items')
     .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
-    .select(['odi_usr_user_id', 'odi_payment_source', 'pro_sbt_subscription_tier_id'])
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'pro_sbt_subscription_tier_id'])
     .where('odi_order_item_id', '=', id)
     .where('odi_subscription_status', '=', 'cancelled')
     .where('odi_subscription_period_end', '<=', now)
@@ -90,11 +90,44 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .set({ odi_subscription_status: 'expired', odi_update_time: now })
     .where('odi_order_item_id', '=', id)
     .execute();
-  if (item.odi_usr_user_id !== null && item.pro_sbt_subscription_tier_id !== null) {
-    await new TierMembershipService(trx, clock).removeFromAllTiers(Number(item.odi_usr_user_id), 'expiry', orderItemRef(id));
+  const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
+  // A second source's purchase (flagged by the store) never held the tier, so its end takes none away.
+  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null;
+  if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
+    await new TierMembershipService(trx, clock).removeFromAllTiers(
+      userId,
+      'expiry',
+      orderItemRef(id),
+      item.odi_payment_source ? { source: item.odi_payment_source } : {},
+    );
   }
   const source = item.odi_payment_source === 'card_processor' || item.odi_payment_source === 'wallet_provider' ? item.odi_payment_source : null;
   return { source, ref: await subscriptionRef(trx, id) };
+}
+
+/**
+ * Whether another of the user's subscriptions still pays for a tier (bought again before this one ran
+ * out, say): then this expiry must not take the tier away.
+ */
+async function holdsAnotherTierSubscription(trx: Kysely<DB>, userId: number, exceptId: number, now: Date): Promise<boolean> {
+  const row = await lifecycleDb(trx)
+    .selectFrom('odi_order_items')
+    .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
+    .select('odi_order_item_id')
+    .where('odi_usr_user_id', '=', userId)
+    .where('odi_order_item_id', '<>', exceptId)
+    .where('odi_is_subscription', '=', true)
+    .where('odi_delete_time', 'is', null)
+    .where('odi_source_conflict_time', 'is', null)
+    .where('pro_sbt_subscription_tier_id', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb('odi_subscription_status', '=', 'active'),
+        eb.and([eb('odi_subscription_status', '=', 'cancelled'), eb('odi_subscription_period_end', '>', now)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 async function applyScheduledDowngrade(trx: Kysely<DB>, clock: Clock, id: number): Promise<'applied' | 'dropped' | 'not_due'> {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB, SubscriptionStatus } from '../../db/types.js';
 import type { BillingSource } from '../../tiers/membership.js';
 import { lifecycleDb, type SubscriptionPeriod } from './tables.js';
@@ -22,6 +22,8 @@ export interface Subscription {
   tier: { tierId: number; name: string; displayName: string; level: number } | null;
   scheduledProductId: number | null;
   scheduledChangeTime: Date | null;
+  /** A second source's purchase, refused for tier purposes by the store: it never grants or removes a tier. */
+  sourceConflict: boolean;
 }
 
 /** The statuses the member sees: a subscription that still gives access. */
@@ -45,6 +47,7 @@ function baseQuery(db: Kysely<DB>) {
       'odi_subscription_cancelled_time',
       'odi_scheduled_pro_product_id',
       'odi_scheduled_change_time',
+      'odi_source_conflict_time',
       'odi_create_time',
       'pro_name',
       'pro_subscription_period',
@@ -80,6 +83,7 @@ function toSubscription(r: Row): Subscription {
         : { tierId: Number(r.sbt_subscription_tier_id), name: r.sbt_name!, displayName: r.sbt_display_name!, level: Number(r.sbt_tier_level) },
     scheduledProductId: r.odi_scheduled_pro_product_id === null ? null : Number(r.odi_scheduled_pro_product_id),
     scheduledChangeTime: r.odi_scheduled_change_time,
+    sourceConflict: r.odi_source_conflict_time !== null,
   };
 }
 
@@ -106,11 +110,12 @@ export async function lockedSubscription(db: Kysely<DB>, userId: number, orderIt
   return row ? toSubscription(row) : null;
 }
 
-/** The user's current subscription (the newest live one), locked like lockedSubscription. */
+/** The user's current subscription (the newest live one that bears the tier), locked like lockedSubscription. */
 export async function lockedCurrentSubscription(db: Kysely<DB>, userId: number): Promise<Subscription | null> {
   const row = await baseQuery(db)
     .where('odi_usr_user_id', '=', userId)
     .where('odi_subscription_status', 'in', LIVE_STATUSES)
+    .orderBy(sql`odi_source_conflict_time is not null`)
     .orderBy('odi_order_item_id', 'desc')
     .forUpdate('odi_order_items')
     .executeTakeFirst();

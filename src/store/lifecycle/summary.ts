@@ -76,12 +76,13 @@ export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, us
       status: sub.status === 'cancelled' ? 'cancelled' : 'active',
       renewal_or_end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
       can_cancel: canCancel(sub, settings),
-      scheduled_change: await scheduledChange(db, sub),
+      scheduled_change: sub.status === 'active' ? await scheduledChange(db, sub) : null,
     });
   }
   const tier = await fetchUserTier(db, userId);
-  // One active source per user: the newest live subscription names it.
-  const source = subs.find((s) => s.source !== null)?.source ?? null;
+  // One active source per user: the newest live subscription that bears the tier names it (a second
+  // source's purchase, flagged by the store, only when nothing else is live).
+  const source = (subs.find((s) => s.source !== null && !s.sourceConflict) ?? subs.find((s) => s.source !== null))?.source ?? null;
   return {
     subscriptions,
     current_tier: tier
