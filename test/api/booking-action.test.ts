@@ -132,6 +132,23 @@ describe('booking', () => {
     expect(res.json.validation_errors).toEqual({ start_time: 'must be a date and time YYYY-MM-DD HH:MM:SS' });
   });
 
+  it('refuses a malformed weekly availability on CRUD writes of a resource', async () => {
+    const staff = await t.staffHeaders();
+    const create = (availability: string) =>
+      t.request({ method: 'POST', url: '/api/v1/BookingResource', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: `bkr_name=Lab&bkr_weekly_availability=${encodeURIComponent(availability)}` });
+    const bad = await create('{"monday":[["09:00","17:00"]]}');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json).toMatchObject({ errortype: 'TransactionError', error: expect.stringMatching(/^Invalid value for bkr_weekly_availability: 'monday' is not a weekday/) });
+    const good = await create('{"mon":[["09:00","17:00"]]}');
+    expect(good.statusCode).toBe(200);
+    const id = good.json.data.bkr_booking_resource_id;
+    const put = await t.request({ method: 'PUT', url: `/api/v1/BookingResource/${id}?bkr_weekly_availability=${encodeURIComponent('{"mon":[["17:00","09:00"]]}')}`, headers: staff.headers });
+    expect(put.statusCode).toBe(400);
+    expect(put.json.error).toMatch(/mon: \["17:00","09:00"\] is not an \["HH:MM", "HH:MM"\] window/);
+    const stored = await w().selectFrom('bkr_booking_resources').select('bkr_weekly_availability').where('bkr_booking_resource_id', '=', id).executeTakeFirstOrThrow();
+    expect(stored.bkr_weekly_availability).toEqual({ mon: [['09:00', '17:00']] });
+  });
+
   it.skipIf(!onPostgres)('books one slot once under 10 concurrent requests (PostgreSQL; PGlite has one connection)', async () => {
     const id = await resource('Court');
     const users = await Promise.all(Array.from({ length: 10 }, () => t.keyHeaders()));

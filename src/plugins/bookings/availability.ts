@@ -38,3 +38,25 @@ export function slotFits(availability: unknown, start: Date, minutes: number): b
   const at = start.getUTCHours() * 60 + start.getUTCMinutes();
   return windowsOf(availability, WEEKDAYS[start.getUTCDay()]!).some(([open, close]) => at >= open && at + minutes <= close && (at - open) % minutes === 0);
 }
+
+/** What is wrong with a weekly availability as stored JSON text (null: none set, which offers no slots). */
+export function availabilityProblem(json: unknown): string | null {
+  if (json === null || json === undefined) return null;
+  let value: unknown;
+  try {
+    value = typeof json === 'string' ? JSON.parse(json) : json;
+  } catch {
+    return 'expected JSON text';
+  }
+  if (value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) return 'expected an object keyed by weekday (mon ... sun)';
+  for (const [day, windows] of Object.entries(value as Record<string, unknown>)) {
+    if (!(WEEKDAYS as readonly string[]).includes(day)) return `'${day}' is not a weekday (sun, mon, tue, wed, thu, fri, sat)`;
+    if (!Array.isArray(windows)) return `${day}: expected a list of ["HH:MM", "HH:MM"] windows`;
+    for (const w of windows) {
+      const ok = Array.isArray(w) && w.length === 2 && minuteOfDay(w[0]) !== null && minuteOfDay(w[1]) !== null && minuteOfDay(w[0])! < minuteOfDay(w[1])!;
+      if (!ok) return `${day}: ${JSON.stringify(w)} is not an ["HH:MM", "HH:MM"] window that opens before it closes`;
+    }
+  }
+  return null;
+}

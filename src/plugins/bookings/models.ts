@@ -1,8 +1,18 @@
+import type { Kysely } from 'kysely';
+import { transactionError } from '../../http/errors.js';
 import { standardTimes } from '../../models/common.js';
-import { col, defineModel } from '../../models/define.js';
+import { col, defineModel, type Row } from '../../models/define.js';
+import { availabilityProblem } from './availability.js';
 
 // The bookings plugin's models (plugins/bookings/plugin.json). They live under src/ so they compile with
 // the rest; `plugin: 'bookings'` makes them CRUD resources only while the plugin is active.
+
+/** A malformed weekly availability would silently offer no slots: refuse it as CRUD refuses bad values. */
+function checkAvailability(values: Row): void {
+  if (!('bkr_weekly_availability' in values)) return;
+  const problem = availabilityProblem(values.bkr_weekly_availability);
+  if (problem) throw transactionError(`Invalid value for bkr_weekly_availability: ${problem}`);
+}
 
 /** A bookable thing: owner-less, so staff write; public read. */
 export const BookingResource = defineModel({
@@ -22,6 +32,16 @@ export const BookingResource = defineModel({
     ...standardTimes('bkr'),
   },
   exposure: { readable: true, writable: true, publicRead: true },
+  createNew: async (input, ctx) => {
+    checkAvailability(input);
+    const row = await (ctx.trx as unknown as Kysely<Record<string, Row>>)
+      .insertInto('bkr_booking_resources')
+      .values(input)
+      .returning('bkr_booking_resource_id')
+      .executeTakeFirstOrThrow();
+    return Number(row.bkr_booking_resource_id);
+  },
+  beforeUpdate: async (_stored, changes) => checkAvailability(changes),
 });
 
 /** One booked slot; a live booking's (resource, start) is unique. */
