@@ -3,7 +3,7 @@ import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
-import { closedReason, eventProduct, eventVisibleTo, isFull, liveRegistrantCount, liveRegistration, loadEvent, openEvents, viewerGate, visibleEvent } from './rules.js';
+import { closedReason, eventProduct, eventVisibleTo, formViewer, isFull, liveRegistrantCount, liveRegistration, loadEvent, openEvents, viewerGate, visibleEvent } from './rules.js';
 import { isUniqueViolation, workflowTables } from './tables.js';
 
 /**
@@ -66,7 +66,7 @@ export default defineAction({
   },
   // With ?evt_event_id= the form is for that event; without, the user picks among the open events they may see.
   form: async ({ user, query, db, clock, settings }) => {
-    const gate = viewerGate({ db, clock, settings }, { usr_user_id: Number(user?.usr_user_id ?? 0), usr_permission: Number(user?.usr_permission ?? 0) });
+    const gate = viewerGate({ db, clock, settings }, formViewer(user) ?? { usr_user_id: 0, usr_permission: 0 });
     const now = clock.now();
     if (query.evt_event_id !== undefined) {
       const id = /^\d{1,15}$/.test(query.evt_event_id) ? Number(query.evt_event_id) : null;

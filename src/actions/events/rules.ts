@@ -24,6 +24,10 @@ export interface EventViewer {
 
 export const isStaff = (user: EventViewer) => user.usr_permission >= STAFF_PERMISSION;
 
+/** A form builder's user row as an event viewer. */
+export const formViewer = (user: { usr_user_id: number; usr_permission?: unknown } | null): EventViewer | null =>
+  user ? { usr_user_id: Number(user.usr_user_id), usr_permission: Number(user.usr_permission ?? 0) } : null;
+
 export interface EventContext {
   db: Kysely<DB>;
   clock: Clock;

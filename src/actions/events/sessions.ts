@@ -85,7 +85,3 @@ export async function formRegistration(ctx: Omit<EventContext, 'user'> & { user:
   const id = /^\d{1,15}$/.test(raw ?? '') ? Number(raw) : 0;
   return registrationForSessions({ ...ctx, user: ctx.user ?? { usr_user_id: 0, usr_permission: 0 } }, id, false);
 }
-
-/** A form user's row as an event viewer. */
-export const formViewer = (user: { usr_user_id: number; usr_permission?: unknown } | null): EventViewer | null =>
-  user ? { usr_user_id: Number(user.usr_user_id), usr_permission: Number(user.usr_permission ?? 0) } : null;
