@@ -69,3 +69,23 @@ describe('store_account_token action', () => {
     }
   });
 });
+
+describe('product provider references over CRUD', () => {
+  it('staff write each source product reference and the price; members cannot', async () => {
+    const staff = await t.staffHeaders();
+    const form = 'pro_name=Gold&pro_link=gold-crud&pro_card_price_id=price_G&pro_wallet_plan_id=P-G&pro_ios_product_id=com.example.gold&pro_android_product_id=gold_monthly&pro_price=999&pro_currency=eur';
+    const res = await t.request({ method: 'POST', url: '/api/v1/Product', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json.data).toMatchObject({
+      pro_card_price_id: 'price_G',
+      pro_wallet_plan_id: 'P-G',
+      pro_ios_product_id: 'com.example.gold',
+      pro_android_product_id: 'gold_monthly',
+      pro_price: 999,
+      pro_currency: 'eur',
+    });
+    const member = await t.keyHeaders();
+    const refused = await t.request({ method: 'POST', url: '/api/v1/Product', headers: { ...member.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: form.replace('gold-crud', 'gold-crud-2') });
+    expect(refused.statusCode).toBe(403);
+  });
+});
