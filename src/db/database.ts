@@ -55,7 +55,14 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   // A pool error on an idle client must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await sql`select 1`.execute(db);
+  try {
+    await sql`select 1`.execute(db);
+  } catch (e) {
+    // A refused or reset first connection must not leave a pool (and a half-open connection) behind:
+    // the CLI retries the server's one-client socket, and a leaked connection would hold its only slot.
+    await db.destroy().catch(() => {});
+    throw e;
+  }
   return { kind: 'postgres', db, close: () => db.destroy() };
 }
 

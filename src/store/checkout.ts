@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { businessError } from '../http/errors.js';
 import type { Services } from '../services.js';
+import { checkEventPlaces } from './event-tickets.js';
 import { ITEM_STATUS, ORDER_STATUS } from './orders.js';
 import type { CheckoutSessionRequest } from './providers/card-processor.js';
 
@@ -79,6 +80,7 @@ export async function createCheckout(
 ): Promise<{ orderId: number; url: string }> {
   if (!services.store.active()) throw businessError('The store is not open');
   const priced = await priceLines(db, lines);
+  await checkEventPlaces(db, userId, priced.map((l) => l.productId), services.clock.now());
   const now = services.clock.now();
   const currency = priced[0]!.currency;
   const total = priced.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0);

@@ -5,6 +5,7 @@ import { recordTierChange } from '../tiers/change-tracking.js';
 import type { GrantOutcome, TierMembershipService } from '../tiers/membership.js';
 import { userForAccountToken } from './accounts.js';
 import type { StoreEvent } from './events.js';
+import { registerPaidEvents } from './event-tickets.js';
 import {
   ITEM_STATUS,
   LIVE_STATUSES,
@@ -116,7 +117,10 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   if (found) {
     itemId = found.odi_order_item_id;
     wasBearing = bearsTier(found) && found.odi_subscription_status !== null;
-    if (found.odi_subscription_reference === null) await completeCheckoutOrder(trx, ev, found, now);
+    if (found.odi_subscription_reference === null) {
+      await completeCheckoutOrder(trx, ev, found, now);
+      await registerPaidEvents(trx, found.odi_ord_order_id, userId, now);
+    }
   } else {
     itemId = await createPaidOrder(trx, { userId, product, source: ev.source, reference: ev.reference, amount: ev.amount ?? null, currency: ev.currency ?? null, at: now });
     wasBearing = false;

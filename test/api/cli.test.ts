@@ -119,6 +119,16 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
   });
 
   describe('setting get and setting set', () => {
+    it('six commands at once all succeed, taking turns on the database', async () => {
+      // Regression: a refused connect used to leave its pool's half-open connection holding the server
+      // socket's one client slot, so every later command failed until the idle timeout.
+      const results = await Promise.all(Array.from({ length: 6 }, () => cli('setting', 'get', 'api_rate_limit_window')));
+      for (const r of results) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.json).toEqual({ name: 'api_rate_limit_window', value: 3600 });
+      }
+    }, 120_000);
+
     it('reads a setting with its default', async () => {
       const r = await cli('setting', 'get', 'api_rate_limit_window');
       expect(r.code, r.stderr).toBe(0);
