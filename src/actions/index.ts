@@ -14,6 +14,7 @@ import cartClear from './store/cart_clear.js';
 import changeTier from './store/change_tier.js';
 import ordersRecurringAction from './store/orders_recurring_action.js';
 import subscriptionSummary from './store/subscription_summary.js';
+import storeAccountTokenAction from './store/store_account_token.js';
 import mailboxPing from './plugins/mailbox/ping.js';
 import { ActionRegistry } from './registry.js';
 
@@ -34,6 +35,7 @@ export const coreActions: Action[] = [
   subscriptionSummary,
   ordersRecurringAction,
   changeTier,
+  storeAccountTokenAction,
 ];
 
 /** Plugin actions, named '{plugin}/{action}'; reachable only while their plugin is active. */

@@ -5,6 +5,8 @@ import type { Settings } from '../settings/store.js';
 import { storeActive } from '../tiers/gate-context.js';
 import { defaultStoreDeps, type StoreDeps } from './deps.js';
 import type { StoreContext } from './events.js';
+import type { CardProcessorClient } from './providers/card-processor.js';
+import type { WalletProviderClient } from './providers/wallet-provider.js';
 
 /**
  * The store component of one process (services.store). Active only while the settings products_active
@@ -27,6 +29,16 @@ export class StoreSystem {
     return storeActive(this.settings);
   }
 
+  /** Outbound card-processor calls (cancel, resume, change plan, refund, checkout); throws when unconfigured. */
+  cardProcessor(): CardProcessorClient {
+    return this.deps.cardProcessor(this.settings);
+  }
+
+  /** Outbound wallet-provider calls (cancel, suspend, resume, change plan, refund); throws when unconfigured. */
+  walletProvider(): WalletProviderClient {
+    return this.deps.walletProvider(this.settings);
+  }
+
   context(db: Kysely<DB> = this.db): StoreContext {
     return { db, settings: this.settings, clock: this.clock, deps: this.deps };
   }
@@ -34,3 +46,5 @@ export class StoreSystem {
 
 export type { StoreDeps } from './deps.js';
 export type { StoreEvent, StoreEventKind } from './events.js';
+export type { CardProcessorClient, CardSubscription, CardRefund } from './providers/card-processor.js';
+export type { WalletProviderClient, WalletSubscription, WalletRefund } from './providers/wallet-provider.js';

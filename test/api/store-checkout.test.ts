@@ -71,6 +71,10 @@ describe('card processor checkout', () => {
     expect(item).toMatchObject({ odi_status: 2, odi_payment_source: 'card_processor', odi_subscription_status: 'active' });
     expect(item!.odi_subscription_reference).toMatch(/^sub_test_/);
     expect(item!.odi_stripe_subscription_id).toBe(item!.odi_subscription_reference);
+    // The period end is read back from the provider's subscription.
+    const sub = stripe.subscriptions.get(item!.odi_subscription_reference!)!;
+    expect(item!.odi_subscription_period_end).toEqual(new Date(sub.current_period_end * 1000));
+    expect(stripe.callsTo('GET', `/v1/subscriptions/${sub.id}`)).toHaveLength(1);
     expect((await tierMemberships(t, userId)).map((m) => m.grm_sbt_subscription_tier_id)).toEqual([gold.tierId]);
     const orders = await t.services.db.selectFrom('ord_orders').select('ord_order_id').where('ord_usr_user_id', '=', userId).execute();
     expect(orders).toHaveLength(1);

@@ -119,8 +119,15 @@ export const cardProcessorWebhook: WebhookAdapter = {
       eventType: String(raw.type),
       eventTime: new Date(Number(raw.created) * 1000),
       payload: raw,
-      async normalise() {
-        return normaliseCardEvent(raw);
+      async normalise(c) {
+        const events = normaliseCardEvent(raw);
+        // A new subscription's paid period is not in the session: read it back when the API is configured.
+        for (const ev of events) {
+          if (ev.kind === 'purchase' && ev.reference?.startsWith('sub_') && c.settings.string('card_processor_api_key')) {
+            ev.periodEnd = (await c.deps.cardProcessor(c.settings).getSubscription(ev.reference)).currentPeriodEnd;
+          }
+        }
+        return events;
       },
     };
   },
