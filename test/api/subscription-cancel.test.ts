@@ -28,6 +28,7 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       const res = await cancel(s.headers, s.id);
       expect(res.statusCode).toBe(200);
       expect(res.json.data).toEqual({ order_item_id: s.id, status: 'cancelled', timing: 'end_of_period', end_date: '2026-03-31 00:00:00', refund_amount: null });
+      expect(res.json.success_message).toBe('Your subscription has been cancelled; you keep access until 2026-03-31 00:00:00.');
       const calls = f.stripe.calls.filter((c) => c.path === `/v1/subscriptions/${s.ref}`);
       expect(calls.map((c) => [c.method, c.body?.cancel_at_period_end])).toEqual([['POST', 'true']]);
       expect(f.stripe.callsTo('POST', '/v1/refunds')).toHaveLength(0);

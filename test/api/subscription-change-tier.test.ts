@@ -64,7 +64,8 @@ describe('change_tier', () => {
       const revise = f.paypal.callsTo('POST', `/v1/billing/subscriptions/${s.ref}/revise`);
       expect(revise.map((c) => c.body)).toEqual([{ plan_id: 'P-SILVER' }]);
       expect(res.json.data.approval_url).toBe(`${f.paypal.base}/approve/${s.ref}`);
-      expect(res.json.redirect).toBe(res.json.data.approval_url);
+      expect(res.json.redirect).toBe('/profile/subscription');
+      expect(res.json.success_message).toBe('Your subscription has been upgraded to Silver. Approve the new plan with your wallet provider to complete the change.');
       expect(await f.tierOf(s.userId)).toBe('silver');
     });
 

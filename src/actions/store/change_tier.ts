@@ -28,7 +28,9 @@ export default defineAction({
     }
     const target = productId !== null ? { productId } : { tierId: tierId! };
     const done = await changeTier({ db, settings, clock, userId: me.usr_user_id }, target);
-    const message = MESSAGES[done.change](done.tier.display_name, done.effective_date);
-    return { data: { ...done }, message, redirect: done.approval_url ?? '/profile/subscription' };
+    const approve = done.approval_url ? ' Approve the new plan with your wallet provider to complete the change.' : '';
+    const message = MESSAGES[done.change](done.tier.display_name, done.effective_date) + approve;
+    // redirect is a path (the contract); a wallet approval link travels in data.approval_url.
+    return { data: { ...done }, message, redirect: '/profile/subscription' };
   },
 });
