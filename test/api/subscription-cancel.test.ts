@@ -100,6 +100,57 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       expect(await f.tierOf(s.userId)).toBeNull();
     });
 
+    it('card, proration on, no payment on the order (a subscription checkout records none): the refund goes to the latest paid invoice', async () => {
+      await set('subscription_cancellation_prorate', true);
+      const s = await f.subscriber('card_processor', f.plans.silver, { paymentOnRecord: false });
+      const invoice = f.stripe.payInvoice(s.ref, `pi_invoice_${s.id}`);
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json.data).toMatchObject({ status: 'refunded', refund_amount: 2950 });
+      expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+        `GET /v1/subscriptions/${s.ref}`,
+        'GET /v1/invoice_payments',
+        `DELETE /v1/subscriptions/${s.ref}`,
+        'POST /v1/refunds',
+      ]);
+      expect(f.stripe.invoicePayments.get(invoice)!.payment.payment_intent).toBe(`pi_invoice_${s.id}`);
+      expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body).toMatchObject({ payment_intent: `pi_invoice_${s.id}`, amount: '2950', metadata: { order_item_id: String(s.id) } });
+      expect(Number((await orderItem(f.t, s.id)).odi_refund_amount)).toBe(2950);
+      expect(await f.tierOf(s.userId)).toBeNull();
+    });
+
+    it('wallet, proration on, no payment on the order: the subscription’s newest completed payment is refunded', async () => {
+      await set('subscription_cancellation_prorate', true);
+      f.t.clock.set('2026-03-21T00:00:00Z'); // 10 of 30 days unused of 3000 cents
+      const s = await f.subscriber('wallet_provider', f.plans.silver, { paymentOnRecord: false });
+      f.paypal.addPayment(s.ref, { id: `TX-OLD-${s.id}`, time: new Date('2026-02-01T00:00:00Z') });
+      f.paypal.addPayment(s.ref, { id: `TX-FAILED-${s.id}`, time: new Date('2026-03-02T00:00:00Z'), status: 'DECLINED' });
+      f.paypal.addPayment(s.ref, { id: `TX-NEW-${s.id}`, time: new Date('2026-03-01T00:00:00Z') });
+      const res = await cancel(s.headers, s.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json.data).toMatchObject({ status: 'refunded', refund_amount: 1000 });
+      expect(f.paypal.callsTo('GET', `/v1/billing/subscriptions/${s.ref}/transactions`)).toHaveLength(1);
+      expect(f.paypal.callsTo('POST', '/v2/payments/captures/').map((c) => [c.path, c.body])).toEqual([
+        [`/v2/payments/captures/TX-NEW-${s.id}/refund`, { amount: { value: '10.00', currency_code: 'USD' } }],
+      ]);
+      expect(f.paypal.subscriptions.get(s.ref)!.status).toBe('CANCELLED');
+      expect(await f.tierOf(s.userId)).toBeNull();
+    });
+
+    it('proration on but no paid payment to refund at the provider: 502, nothing cancelled there or here', async () => {
+      await set('subscription_cancellation_prorate', true);
+      for (const source of ['card_processor', 'wallet_provider'] as const) {
+        const s = await f.subscriber(source, f.plans.silver, { paymentOnRecord: false });
+        const res = await cancel(s.headers, s.id);
+        expect(res.statusCode).toBe(502);
+        expect(res.json).toMatchObject({ errortype: 'ActionError', data: { reason: 'provider_unavailable', payment_source: source } });
+        expect(f.stripe.callsTo('DELETE', '/v1/subscriptions/')).toHaveLength(0);
+        expect(f.paypal.callsTo('POST', '/v1/billing/subscriptions/')).toHaveLength(0);
+        expect((await orderItem(f.t, s.id)).odi_subscription_status).toBe('active');
+        expect(await f.tierOf(s.userId)).toBe('silver');
+      }
+    });
+
     it('after renewals, the refund is of the current period only', async () => {
       await set('subscription_cancellation_prorate', true);
       const s = await f.subscriber('card_processor', f.plans.silver);

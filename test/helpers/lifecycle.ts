@@ -88,7 +88,7 @@ export class LifecycleFixture {
    * A member holding `plan` through `source`: the order item as the store records it (provider
    * reference, payment reference), the provider's own subscription, and the tier granted by the grant path.
    */
-  async subscriber(source: Source, plan: Plan, o: { status?: 'active' | 'cancelled' | 'expired' | 'refunded' } = {}) {
+  async subscriber(source: Source, plan: Plan, o: { status?: 'active' | 'cancelled' | 'expired' | 'refunded'; paymentOnRecord?: boolean } = {}) {
     const { headers, userId } = await this.t.keyHeaders();
     const ref = `${source === 'card_processor' ? 'sub' : source === 'wallet_provider' ? 'I-SUB' : 'store'}_${++this.n}_${userId}`;
     const id = await insertSubscription(this.t, userId, plan.productId, {
@@ -102,11 +102,14 @@ export class LifecycleFixture {
     const payment = `${source === 'wallet_provider' ? 'CAPTURE' : 'pi'}_${this.n}`;
     const db = this.t.services.db as any;
     const item = await db.selectFrom('odi_order_items').select('odi_ord_order_id').where('odi_order_item_id', '=', id).executeTakeFirstOrThrow();
-    await db
-      .updateTable('ord_orders')
-      .set(source === 'wallet_provider' ? { ord_paypal_order_id: payment } : { ord_stripe_payment_intent_id: payment })
-      .where('ord_order_id', '=', item.odi_ord_order_id)
-      .execute();
+    // paymentOnRecord false: as a subscription checkout or webhook leaves it, the order names no payment.
+    if (o.paymentOnRecord !== false) {
+      await db
+        .updateTable('ord_orders')
+        .set(source === 'wallet_provider' ? { ord_paypal_order_id: payment } : { ord_stripe_payment_intent_id: payment })
+        .where('ord_order_id', '=', item.odi_ord_order_id)
+        .execute();
+    }
     if (source === 'card_processor') this.stripe.addSubscription(ref, plan.cardPrice, PERIOD_END.getTime() / 1000, { user_id: String(userId), product_id: String(plan.productId) });
     if (source === 'wallet_provider') this.paypal.addSubscription({ id: ref, plan_id: plan.walletPlan, billing_info: { next_billing_time: PERIOD_END.toISOString() } });
     if (!o.status || o.status === 'active' || o.status === 'cancelled') {

@@ -24,9 +24,18 @@ export interface PlanBilling {
   planRef(productId: number): Promise<string | null>;
   /** Moves the subscription to another plan, prorated or not; a wallet may return a payer approval link. */
   changePlan(ref: string, plan: { planRef: string; productId: number }, opts: { prorate: boolean }): Promise<{ approvalUrl: string | null }>;
-  /** Refunds `amount` minor units of the order's payment. */
-  refund(orderItemId: number, amount: number, currency: string): Promise<void>;
+  /**
+   * The payment a refund of this subscription goes back to: the one recorded on the order, else the
+   * provider's latest payment of the subscription (a subscription checkout records none). Throws
+   * BillingUnavailableError when there is none.
+   */
+  paymentFor(orderItemId: number, ref: string): Promise<PaymentRef>;
+  /** Refunds `amount` minor units of `payment`. */
+  refund(orderItemId: number, payment: PaymentRef, amount: number, currency: string): Promise<void>;
 }
+
+/** A refundable payment: a card payment intent or charge, or a wallet capture. */
+export type PaymentRef = { paymentIntentId: string | null; chargeId: string | null } | { captureId: string };
 
 /** The provider failed or is not configured: nothing was changed, the request may be retried. */
 export class BillingUnavailableError extends Error {}
@@ -67,13 +76,20 @@ function cardBilling(db: Kysely<DB>, settings: Settings): PlanBilling {
       await client().changePlan(ref, plan.planRef, { prorate: opts.prorate, metadata: { product_id: String(plan.productId) } });
       return { approvalUrl: null };
     },
-    async refund(orderItemId, amount) {
+    async paymentFor(orderItemId, ref) {
       const p = await orderPayment(db, orderItemId);
-      const charge = p?.ord_stripe_charge_id ?? null;
-      const intent = p?.ord_stripe_payment_intent_id ?? null;
-      if (!charge && !intent) throw new BillingUnavailableError('no card payment on record to refund');
+      const chargeId = p?.ord_stripe_charge_id ?? null;
+      const paymentIntentId = p?.ord_stripe_payment_intent_id ?? null;
+      if (chargeId || paymentIntentId) return { chargeId, paymentIntentId };
+      const latest = await client().latestPayment(ref);
+      if (!latest) throw new BillingUnavailableError('no paid card payment of this subscription to refund');
+      return latest;
+    },
+    async refund(orderItemId, payment, amount) {
+      if ('captureId' in payment) throw new BillingUnavailableError('not a card payment');
+      const p = await orderPayment(db, orderItemId);
       await client().refund({
-        ...(charge ? { chargeId: charge } : { paymentIntentId: intent! }),
+        ...(payment.chargeId ? { chargeId: payment.chargeId } : { paymentIntentId: payment.paymentIntentId! }),
         amount,
         metadata: { order_id: String(p!.ord_order_id), user_id: String(p!.odi_usr_user_id), product_id: String(p!.odi_pro_product_id), order_item_id: String(orderItemId) },
       });
@@ -92,12 +108,16 @@ function walletBilling(db: Kysely<DB>, settings: Settings, clock: Clock): PlanBi
     finishScheduledCancel: (ref) => client().cancel(ref, 'Paid period ended after cancellation'),
     planRef: (productId) => productRef(db, productId, 'pro_wallet_plan_id'),
     changePlan: (ref, plan) => client().changePlan(ref, plan.planRef),
-    async refund(orderItemId, amount, currency) {
-      // The store records the wallet payment's capture id on the order (ord_paypal_order_id).
+    async paymentFor(orderItemId, ref) {
+      // A capture id recorded on the order (ord_paypal_order_id), else the subscription's newest completed payment.
       const p = await orderPayment(db, orderItemId);
-      const capture = p?.ord_paypal_order_id ?? null;
-      if (!capture) throw new BillingUnavailableError('no wallet payment on record to refund');
-      await client().refund(capture, { value: amount, currency });
+      const captureId = p?.ord_paypal_order_id ?? (await client().latestPayment(ref, clock.now()));
+      if (!captureId) throw new BillingUnavailableError('no completed wallet payment of this subscription to refund');
+      return { captureId };
+    },
+    async refund(_orderItemId, payment, amount, currency) {
+      if (!('captureId' in payment)) throw new BillingUnavailableError('not a wallet payment');
+      await client().refund(payment.captureId, { value: amount, currency });
     },
   };
 }

@@ -91,8 +91,10 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
   const prorate = ctx.settings.bool('subscription_cancellation_prorate');
   const refund = prorate ? refundFor(sub, now) : null;
   await atProvider(sub.source, async () => {
+    // The payment to refund is found first: without one, nothing is cancelled at the provider either.
+    const payment = refund !== null && refund > 0 ? await billing.paymentFor(sub.orderItemId, ref) : null;
     await billing.cancelNow(ref);
-    if (refund !== null && refund > 0) await billing.refund(sub.orderItemId, refund, sub.currency);
+    if (payment) await billing.refund(sub.orderItemId, payment, refund!, sub.currency);
   });
   const status = refund !== null && refund > 0 ? 'refunded' : 'expired';
   await db

@@ -20,6 +20,12 @@ export interface CardRefund {
   status: string | null;
 }
 
+/** A card payment, named by its payment intent or (for a payment without one) its charge. */
+export interface CardPayment {
+  paymentIntentId: string | null;
+  chargeId: string | null;
+}
+
 export interface CheckoutSessionRequest {
   mode: 'payment' | 'subscription';
   lineItems: Array<{ price: string; quantity: number } | { name: string; unitAmount: number; currency: string; quantity: number }>;
@@ -46,6 +52,11 @@ export interface CardProcessorClient {
    * new product_id, so renewals name the new product) is merged into the subscription's metadata.
    */
   changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; metadata?: Record<string, string> }): Promise<CardSubscription>;
+  /**
+   * The payment of the subscription's latest invoice, when it is paid: what the current period was paid
+   * with (a subscription checkout has no payment intent of its own). null when there is none.
+   */
+  latestPayment(subscriptionId: string): Promise<CardPayment | null>;
   /** Refunds a payment (by payment intent or charge); amount in minor units, omitted: the whole payment. */
   refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }): Promise<CardRefund>;
 }
@@ -60,6 +71,8 @@ function stripeConfig(base: string): Stripe.StripeConfig {
   }
   return config;
 }
+
+const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === 'string' ? v : (v?.id ?? null));
 
 function toSubscription(s: Stripe.Subscription): CardSubscription {
   const item = s.items?.data?.[0];
@@ -130,6 +143,17 @@ export class StripeCardProcessorClient implements CardProcessorClient {
       ...(opts.metadata ? { metadata: opts.metadata } : {}),
     });
     return toSubscription(updated);
+  }
+
+  async latestPayment(subscriptionId: string): Promise<CardPayment | null> {
+    const sub = await this.stripe.subscriptions.retrieve(subscriptionId);
+    const invoice = idOf(sub.latest_invoice);
+    if (!invoice) return null;
+    const payments = await this.stripe.invoicePayments.list({ invoice, status: 'paid', limit: 1 });
+    const payment = payments.data[0]?.payment;
+    const paymentIntentId = idOf(payment?.payment_intent);
+    const chargeId = idOf(payment?.charge);
+    return paymentIntentId || chargeId ? { paymentIntentId, chargeId } : null;
   }
 
   async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {

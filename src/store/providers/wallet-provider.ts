@@ -41,6 +41,11 @@ export interface WalletProviderClient {
   resume(subscriptionId: string, reason: string): Promise<void>;
   /** Moves to another plan; the provider prorates. Returns the approval link when the payer must approve. */
   changePlan(subscriptionId: string, planId: string): Promise<{ approvalUrl: string | null }>;
+  /**
+   * The newest completed payment of the subscription in the year up to `until`; its transaction id is the
+   * capture a refund names. null when there is none.
+   */
+  latestPayment(subscriptionId: string, until: Date): Promise<string | null>;
   /** Refunds a captured payment; amount in minor units with its currency, omitted: the whole capture. */
   refund(captureId: string, amount?: { value: number; currency: string }): Promise<WalletRefund>;
 }
@@ -127,6 +132,18 @@ export class RestWalletProviderClient implements WalletProviderClient {
       { plan_id: planId },
     );
     return { approvalUrl: res?.links?.find((l) => l.rel === 'approve')?.href ?? null };
+  }
+
+  async latestPayment(subscriptionId: string, until: Date): Promise<string | null> {
+    const from = new Date(until.getTime() - 366 * 86_400_000);
+    const query = `start_time=${encodeURIComponent(from.toISOString())}&end_time=${encodeURIComponent(until.toISOString())}`;
+    const res = await this.call<{ transactions?: Array<{ id?: string; status?: string; time?: string }> }>(
+      'GET',
+      `/v1/billing/subscriptions/${encodeURIComponent(subscriptionId)}/transactions?${query}`,
+    );
+    const completed = (res?.transactions ?? []).filter((t) => t.status === 'COMPLETED' && typeof t.id === 'string' && t.id !== '');
+    completed.sort((a, b) => Date.parse(b.time ?? '') - Date.parse(a.time ?? ''));
+    return completed[0]?.id ?? null;
   }
 
   async refund(captureId: string, amount?: { value: number; currency: string }): Promise<WalletRefund> {

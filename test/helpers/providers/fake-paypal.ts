@@ -16,6 +16,8 @@ export interface FakePaypalSubscription {
 export class FakePaypal extends FakeServer {
   readonly subscriptions = new Map<string, FakePaypalSubscription>();
   readonly certificates = new Map<string, string>();
+  /** A subscription's payments, as its transactions list reports them. */
+  readonly transactions = new Map<string, Array<{ id: string; status: string; time: string; amount_with_breakdown: { gross_amount: { currency_code: string; value: string } } }>>();
   readonly clientId = 'wallet-client-id';
   readonly clientSecret = 'wallet-client-secret';
   private readonly tokens = new Set<string>();
@@ -59,6 +61,17 @@ export class FakePaypal extends FakeServer {
         }),
       ),
     );
+    this.route('GET /v1/billing/subscriptions/:id/transactions', (req) =>
+      this.authorized(req.headers.authorization, () =>
+        this.sub(req.params.id!, (sub) => {
+          const from = Date.parse(req.query.get('start_time') ?? '');
+          const to = Date.parse(req.query.get('end_time') ?? '');
+          if (Number.isNaN(from) || Number.isNaN(to)) return { status: 400, json: { name: 'INVALID_REQUEST' } };
+          const transactions = (this.transactions.get(sub.id) ?? []).filter((t) => Date.parse(t.time) >= from && Date.parse(t.time) <= to);
+          return { json: { transactions, total_items: transactions.length, total_pages: 1 } };
+        }),
+      ),
+    );
     this.route('POST /v2/payments/captures/:id/refund', (req) =>
       this.authorized(req.headers.authorization, () => ({ status: 201, json: { id: `REFUND-${++this.n}`, status: 'COMPLETED' } })),
     );
@@ -68,6 +81,13 @@ export class FakePaypal extends FakeServer {
     const sub: FakePaypalSubscription = { status: 'ACTIVE', custom_id: null, billing_info: { next_billing_time: null }, ...s };
     this.subscriptions.set(sub.id, sub);
     return sub;
+  }
+
+  /** Records a payment of the subscription (its transaction id is the refundable capture). */
+  addPayment(subscriptionId: string, p: { id: string; time: Date; status?: string; value?: string }): void {
+    const list = this.transactions.get(subscriptionId) ?? [];
+    list.push({ id: p.id, status: p.status ?? 'COMPLETED', time: p.time.toISOString(), amount_with_breakdown: { gross_amount: { currency_code: 'USD', value: p.value ?? '30.00' } } });
+    this.transactions.set(subscriptionId, list);
   }
 
   private authorized(header: string | string[] | undefined, fn: () => { status?: number; json?: unknown }) {

@@ -8,6 +8,7 @@ export interface FakeSubscription {
   cancel_at_period_end: boolean;
   current_period_end: number;
   metadata: Record<string, string>;
+  latest_invoice: string | null;
   items: { object: 'list'; data: Array<{ id: string; object: 'subscription_item'; price: { id: string; object: 'price' }; current_period_end: number }> };
 }
 
@@ -22,6 +23,8 @@ export class FakeStripe extends FakeServer {
   readonly sessions = new Map<string, Record<string, any>>();
   readonly subscriptions = new Map<string, FakeSubscription>();
   readonly refunds: Array<Record<string, unknown>> = [];
+  /** Invoice payments by invoice id (a subscription's invoices are paid by payment intents). */
+  readonly invoicePayments = new Map<string, { id: string; object: 'invoice_payment'; invoice: string; status: string; payment: { type: 'payment_intent'; payment_intent: string } }>();
   /** Where the Pay button delivers the webhook, and the endpoint secret it signs with. */
   webhook: { url: string; secret: string } | null = null;
   /** Seconds; the provider's clock for created/period times (tests align it with the app clock). */
@@ -90,6 +93,12 @@ export class FakeStripe extends FakeServer {
       sub.status = 'canceled';
       return { json: sub };
     });
+    this.route('GET /v1/invoice_payments', (req) => {
+      const invoice = req.query.get('invoice');
+      const status = req.query.get('status');
+      const data = [...this.invoicePayments.values()].filter((p) => (!invoice || p.invoice === invoice) && (!status || p.status === status));
+      return { json: { object: 'list', url: '/v1/invoice_payments', has_more: false, data } };
+    });
     this.route('POST /v1/refunds', (req) => {
       const b = req.body as Record<string, any>;
       const refund = { id: `re_test_${++this.n}`, object: 'refund', amount: b.amount ? Number(b.amount) : 1000, status: 'succeeded', payment_intent: b.payment_intent ?? null, charge: b.charge ?? null, metadata: b.metadata ?? {} };
@@ -107,10 +116,20 @@ export class FakeStripe extends FakeServer {
       cancel_at_period_end: false,
       current_period_end: periodEnd,
       metadata,
+      latest_invoice: null,
       items: { object: 'list', data: [{ id: `si_${id}`, object: 'subscription_item', price: { id: priceId, object: 'price' }, current_period_end: periodEnd }] },
     };
     this.subscriptions.set(id, sub);
     return sub;
+  }
+
+  /** Records a paid invoice of the subscription (now its latest), paid by `paymentIntentId`. */
+  payInvoice(subscriptionId: string, paymentIntentId = `pi_test_${++this.n}`): string {
+    const sub = this.subscriptions.get(subscriptionId)!;
+    const invoice = `in_test_${++this.n}`;
+    sub.latest_invoice = invoice;
+    this.invoicePayments.set(invoice, { id: `inpay_test_${this.n}`, object: 'invoice_payment', invoice, status: 'paid', payment: { type: 'payment_intent', payment_intent: paymentIntentId } });
+    return invoice;
   }
 
   /** Pays the session: marks it complete and delivers the signed checkout.session.completed webhook. */
@@ -122,6 +141,7 @@ export class FakeStripe extends FakeServer {
       s.subscription = `sub_test_${++this.n}`;
       const price = (s.line_items as Array<{ price?: string }>)[0]?.price ?? 'price_unknown';
       this.addSubscription(s.subscription, price, this.now() + 30 * 86400, s.metadata);
+      s.invoice = this.payInvoice(s.subscription);
     }
     if (!this.webhook) throw new Error('FakeStripe.webhook is not configured');
     const event = stripeEvent('checkout.session.completed', s, { created: this.now() });
