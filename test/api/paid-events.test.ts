@@ -3,9 +3,8 @@ import { isApiError } from '../../src/http/errors.js';
 import { createCheckout } from '../../src/store/checkout.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createEvent, createEventProduct, liveRegistrations } from '../helpers/events.js';
-import { CARD_WEBHOOK_SECRET } from '../helpers/providers/card-driver.js';
+import { listenLocally, startCardCheckout } from '../helpers/card-checkout.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
-import { setStoreActive } from '../helpers/store.js';
 
 /** A paid event (a product names it with pro_evt_event_id) is registered for by paying for that product. */
 describe('paid events through the store', () => {
@@ -13,14 +12,7 @@ describe('paid events through the store', () => {
   let stripe: FakeStripe;
   beforeAll(async () => {
     t = await createTestApp();
-    const baseUrl = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
-    stripe = await new FakeStripe().start();
-    stripe.now = () => Math.floor(t.clock.nowMs() / 1000);
-    stripe.webhook = { url: `${baseUrl}/api/v1/webhooks/card_processor`, secret: CARD_WEBHOOK_SECRET };
-    await setStoreActive(t, true);
-    for (const [k, v] of Object.entries({ card_processor_api_key: 'sk_test_events', card_processor_api_base: stripe.base, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) {
-      await t.services.settings.set(k, v);
-    }
+    stripe = await startCardCheckout(t, await listenLocally(t), 'sk_test_events');
   });
   afterAll(async () => {
     await stripe.stop();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
-import { CARD_WEBHOOK_SECRET } from '../helpers/providers/card-driver.js';
+import { listenLocally, startCardCheckout } from '../helpers/card-checkout.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
 import { createProduct, setStoreActive } from '../helpers/store.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
@@ -14,14 +14,8 @@ describe('cart checkout through the hosted checkout', () => {
   let baseUrl: string;
   beforeAll(async () => {
     t = await createTestApp();
-    baseUrl = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('localhost', '127.0.0.1');
-    stripe = await new FakeStripe().start();
-    stripe.now = () => Math.floor(t.clock.nowMs() / 1000);
-    stripe.webhook = { url: `${baseUrl}/api/v1/webhooks/card_processor`, secret: CARD_WEBHOOK_SECRET };
-    await setStoreActive(t, true);
-    for (const [k, v] of Object.entries({ card_processor_api_key: 'sk_test_web_checkout', card_processor_api_base: stripe.base, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) {
-      await t.services.settings.set(k, v);
-    }
+    baseUrl = await listenLocally(t);
+    stripe = await startCardCheckout(t, baseUrl, 'sk_test_web_checkout');
     gold = await createTier(t, { name: 'gold', level: 30 });
   });
   afterAll(async () => {

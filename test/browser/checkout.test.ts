@@ -1,24 +1,19 @@
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
-import { CARD_WEBHOOK_SECRET } from '../helpers/providers/card-driver.js';
+import { startCardCheckout } from '../helpers/card-checkout.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
-import { createProduct, setStoreActive } from '../helpers/store.js';
+import { createProduct } from '../helpers/store.js';
 import { createTier } from '../helpers/tiers.js';
 
 describeBrowser('browser: checkout', () => {
-  const stripe = new FakeStripe();
-  beforeAll(async () => void (await stripe.start()));
-  afterAll(async () => stripe.stop());
+  let stripe: FakeStripe | undefined;
+  afterAll(async () => stripe?.stop());
   const fx = useBrowserServer();
 
   it('a member checks out the cart at the hosted checkout, pays, and lands on the order confirmation', async () => {
     const t = fx.t;
-    stripe.webhook = { url: `${t.baseUrl}/api/v1/webhooks/card_processor`, secret: CARD_WEBHOOK_SECRET };
-    await setStoreActive(t, true);
-    for (const [k, v] of Object.entries({ card_processor_api_key: 'sk_test_browser', card_processor_api_base: stripe.base, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) {
-      await t.services.settings.set(k, v);
-    }
+    stripe = await startCardCheckout(t, t.baseUrl, 'sk_test_browser');
     const tier = await createTier(t, { name: 'patron', displayName: 'Patron', level: 10 });
     const productId = await createProduct(t, { name: 'Patron monthly', price: 900, tierId: tier.tierId, refs: { pro_card_price_id: 'price_patron' } });
     await (t.services.db as any).updateTable('pro_products').set({ pro_after_purchase_message: 'Welcome, patron!' }).where('pro_product_id', '=', productId).execute();

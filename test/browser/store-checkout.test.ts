@@ -2,24 +2,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createCheckout } from '../../src/store/checkout.js';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
-import { CARD_WEBHOOK_SECRET } from '../helpers/providers/card-driver.js';
+import { startCardCheckout } from '../helpers/card-checkout.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
-import { createProduct, setStoreActive } from '../helpers/store.js';
+import { createProduct } from '../helpers/store.js';
 import { createTier, tierMemberships } from '../helpers/tiers.js';
 
 describeBrowser('browser: card processor hosted checkout (fake provider)', () => {
   const fx = useBrowserServer();
-  const stripe = new FakeStripe();
-  beforeAll(async () => {
-    await stripe.start();
-    stripe.now = () => Math.floor(fx.t.clock.nowMs() / 1000);
-    stripe.webhook = { url: `${fx.t.baseUrl}/api/v1/webhooks/card_processor`, secret: CARD_WEBHOOK_SECRET };
-    await setStoreActive(fx.t, true);
-    for (const [k, v] of Object.entries({ card_processor_api_key: 'sk_test_browser', card_processor_api_base: stripe.base, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) {
-      await fx.t.services.settings.set(k, v);
-    }
-  });
-  afterAll(async () => stripe.stop());
+  let stripe: FakeStripe;
+  beforeAll(async () => void (stripe = await startCardCheckout(fx.t, fx.t.baseUrl, 'sk_test_browser')));
+  afterAll(async () => stripe?.stop());
 
   it('the session url shows a Pay button; paying delivers the signed webhook, grants the tier and redirects to success_url', async () => {
     const tier = await createTier(fx.t, { name: 'gold', level: 30 });
