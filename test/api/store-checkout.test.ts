@@ -74,6 +74,32 @@ describe('card processor checkout', () => {
     expect(orders).toHaveLength(1);
   });
 
+  it('a subscription bought through checkout is cancelled immediately with a prorated refund of the payment the provider holds', async () => {
+    const { headers, userId } = await t.keyHeaders();
+    const productId = await createProduct(t, { tierId: gold.tierId, refs: { pro_card_price_id: 'price_gold_refundable' }, price: 3000 });
+    const { orderId, url } = await checkout(userId, [{ product_id: productId, quantity: 1 }]);
+    expect((await pay(url)).status).toBe(303);
+    const [item] = await items(orderId);
+    const sub = stripe.subscriptions.get(item!.odi_subscription_reference!)!;
+    // Nothing of the payment is recorded here: a subscription session has no payment intent of its own.
+    expect((await order(orderId)).ord_stripe_payment_intent_id).toBeNull();
+    const paidWith = stripe.invoicePayments.get(sub.latest_invoice!)!.payment.payment_intent;
+    await t.services.settings.set('subscription_cancellation_timing', 'immediate');
+    await t.services.settings.set('subscription_cancellation_prorate', true);
+    try {
+      t.clock.advanceSeconds(10 * 86_400); // 20 of the 30 paid days unused
+      const res = await t.request({ method: 'POST', url: '/api/v1/action/orders_recurring_action', headers, payload: { order_item_id: item!.odi_order_item_id, recurring_action: 'cancel' } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json.data).toMatchObject({ status: 'refunded', timing: 'immediate', refund_amount: 2000 });
+      expect(sub.status).toBe('canceled');
+      expect(stripe.callsTo('POST', '/v1/refunds').at(-1)!.body).toMatchObject({ payment_intent: paidWith, amount: '2000' });
+      expect(await tierMemberships(t, userId)).toEqual([]);
+    } finally {
+      await t.services.settings.set('subscription_cancellation_timing', 'end_of_period');
+      await t.services.settings.set('subscription_cancellation_prorate', false);
+    }
+  });
+
   it('one-time products: payment mode with inline prices in minor units, one item per unit', async () => {
     const userId = (await t.createUser()).userId;
     const mug = await createProduct(t, { tierId: null, price: 1250, name: 'Mug' });
