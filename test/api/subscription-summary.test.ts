@@ -61,22 +61,27 @@ describe('subscription_summary', () => {
     expect(data.current_tier).toEqual({ name: 'silver', display_name: 'Silver', tier_level: 10, features: expect.any(Object) });
   });
 
-  it('reports a wallet subscriber as wallet_provider and cancellable', async () => {
-    const { headers } = await subscriber('wallet_provider', goldYearly);
+  it('reports a wallet subscriber as wallet_provider and cancellable, with exactly the entry keys', async () => {
+    const { headers, id } = await subscriber('wallet_provider', goldYearly);
     const data = await summary(headers);
+    expect(Object.keys(data).sort()).toEqual(['current_tier', 'payment_source', 'subscriptions']);
     expect(data.payment_source).toBe('wallet_provider');
-    expect(data.subscriptions[0]).toMatchObject({ name: 'Gold yearly', period: 'year', status: 'active', can_cancel: true });
-    expect(data.current_tier.name).toBe('gold');
+    expect(data.subscriptions).toEqual([
+      { order_item_id: id, name: 'Gold yearly', price: 999, period: 'year', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: true, scheduled_change: null },
+    ]);
+    expect(data.current_tier).toEqual({ name: 'gold', display_name: 'Gold', tier_level: 20, features: expect.any(Object) });
   });
 
-  it('reports store-billed subscriptions (iOS and Android) with can_cancel false', async () => {
+  it('reports store-billed subscriptions (iOS and Android) with can_cancel false, with exactly the entry keys', async () => {
     for (const source of ['ios_store', 'android_store'] as const) {
-      const { headers } = await subscriber(source);
+      const { headers, id } = await subscriber(source);
       const data = await summary(headers);
+      expect(Object.keys(data).sort()).toEqual(['current_tier', 'payment_source', 'subscriptions']);
       expect(data.payment_source).toBe(source);
-      expect(data.subscriptions).toHaveLength(1);
-      expect(data.subscriptions[0]).toMatchObject({ status: 'active', can_cancel: false });
-      expect(data.current_tier.name).toBe('silver');
+      expect(data.subscriptions).toEqual([
+        { order_item_id: id, name: 'Silver monthly', price: 999, period: 'month', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: false, scheduled_change: null },
+      ]);
+      expect(data.current_tier).toEqual({ name: 'silver', display_name: 'Silver', tier_level: 10, features: expect.any(Object) });
     }
   });
 
