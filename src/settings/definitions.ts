@@ -76,6 +76,7 @@ export const settingDefinitions: SettingDefinition[] = [
   str('ios_store_app_apple_id', 'App Apple ID (numeric; required by the Production environment)'),
   str('android_store_package_name', 'Android package name'),
   str('android_store_push_audience', 'Expected audience of Pub/Sub push OIDC tokens'),
+  str('android_store_push_email', 'Service account email of the Pub/Sub push subscription (the push token must be issued to it)'),
   str('android_store_api_base', 'Play Developer API base URL'),
   str('android_store_service_account', 'Service account JSON for the Play Developer API', { secret: true }),
   // Mail

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { androidDriver } from '../helpers/providers/android-driver.js';
+import { ANDROID_AUDIENCE, ANDROID_PUSH_EMAIL, androidDriver } from '../helpers/providers/android-driver.js';
 import { signOidcToken } from '../helpers/providers/google-oidc-signer.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
 import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
@@ -348,6 +348,41 @@ describe('Android store push', () => {
     const reads = android.play.calls.filter((c) => c.path.endsWith(`/tokens/${f.ref}`));
     expect(reads.length).toBe(2);
     expect(reads[0]!.path).toBe(`/androidpublisher/v3/applications/com.example.gatehouse/purchases/subscriptionsv2/tokens/${f.ref}`);
+  });
+
+  it('a Google-signed token issued to any account but the push subscription\'s is refused, and so is an unverified email', async () => {
+    const f = await fact();
+    const d = await android.purchase(t, f);
+    for (const claims of [{ email: 'attacker@other-project.iam.gserviceaccount.com' }, { email: ANDROID_PUSH_EMAIL, emailVerified: false }]) {
+      const token = signOidcToken(android.key, { aud: ANDROID_AUDIENCE, ...claims });
+      const res = await postWebhook(t, 'android_store', { ...d, headers: { ...d.headers, authorization: `Bearer ${token}` } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json.errortype).toBe('AuthenticationError');
+    }
+    expect(await tierOf(f.userId)).toBeNull();
+  });
+
+  it('refuses every push while the push service account is not configured', async () => {
+    const f = await fact();
+    await t.services.settings.set('android_store_push_email', '');
+    try {
+      const res = await postWebhook(t, 'android_store', await android.purchase(t, f));
+      expect(res.statusCode).toBe(401);
+      expect(await tierOf(f.userId)).toBeNull();
+    } finally {
+      await t.services.settings.set('android_store_push_email', ANDROID_PUSH_EMAIL);
+    }
+  });
+
+  it('a voided-purchase notification the Play API does not confirm (still ACTIVE) removes nothing', async () => {
+    const f = await fact();
+    expect((await postWebhook(t, 'android_store', await android.purchase(t, f))).statusCode).toBe(200);
+    const refund = await android.refund(t, { ...f, at: at(1) });
+    await android.purchase(t, f); // the Play API still reports the subscription ACTIVE
+    const res = await postWebhook(t, 'android_store', refund);
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data).toMatchObject({ processed: false, outcomes: [] });
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
   });
 
   it('a correctly signed token for another audience is refused', async () => {

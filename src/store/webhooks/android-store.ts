@@ -56,7 +56,11 @@ async function normaliseAndroid(n: Obj, ctx: StoreContext, eventTime: Date): Pro
   const base = { source: 'android_store' as const, eventTime, periodEnd: null };
   if (n.voidedPurchaseNotification) {
     const v = n.voidedPurchaseNotification as Obj;
-    if (typeof v.purchaseToken !== 'string') return [];
+    // productType 1 is a subscription; one-time products grant no tier.
+    if (typeof v.purchaseToken !== 'string' || Number(v.productType) !== 1) return [];
+    // Like every other notification, a refund is acted on only when the Play API confirms it.
+    const state = await readPlaySubscription(ctx, String(n.packageName), v.purchaseToken);
+    if (!STATES_FOR.refund.includes(String(state.subscriptionState))) return [];
     return [{ ...base, kind: 'refund', reference: v.purchaseToken, user: {}, product: {} }];
   }
   const s = n.subscriptionNotification as Obj | undefined;
@@ -80,10 +84,15 @@ async function normaliseAndroid(n: Obj, ctx: StoreContext, eventTime: Date): Pro
   ];
 }
 
+function sameText(a: string, b: string): boolean {
+  return a.toLowerCase() === b.trim().toLowerCase();
+}
+
 /**
  * Real-time developer notifications by Pub/Sub push: the push's Authorization bearer is a Google OIDC
- * token verified with google-auth-library for android_store_push_audience; the message names the
- * purchase token, whose state is then read from the Play Developer API.
+ * token verified with google-auth-library for android_store_push_audience and issued to the push
+ * subscription's service account (android_store_push_email); the message names the purchase token,
+ * whose state is then read from the Play Developer API.
  */
 export const androidStoreWebhook: WebhookAdapter = {
   source: 'android_store',
@@ -92,11 +101,18 @@ export const androidStoreWebhook: WebhookAdapter = {
     const token = authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
     if (!token) throw authError(400, 'Missing Authorization bearer token');
     const audience = ctx.settings.string('android_store_push_audience');
-    if (!audience) throw authError(401, 'Android store notifications are not configured');
+    const sender = ctx.settings.string('android_store_push_email');
+    if (!audience || !sender) throw authError(401, 'Android store notifications are not configured');
+    let claims: Obj | undefined;
     try {
       const certs = await ctx.deps.googleOidcCertificates();
-      await oauth.verifySignedJwtWithCertsAsync(token, certs, audience, GOOGLE_ISSUERS);
+      claims = (await oauth.verifySignedJwtWithCertsAsync(token, certs, audience, GOOGLE_ISSUERS)).getPayload();
     } catch {
+      throw authError(401, 'Invalid Android store push token');
+    }
+    // Any Google Cloud project can mint a Google-signed token for our audience: only the push
+    // subscription's own service account is believed.
+    if (claims?.email_verified !== true || !sameText(String(claims.email ?? ''), sender)) {
       throw authError(401, 'Invalid Android store push token');
     }
     let message: Obj;

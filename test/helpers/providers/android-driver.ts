@@ -6,6 +6,7 @@ import { makeOidcKey, signOidcToken } from './google-oidc-signer.js';
 
 export const ANDROID_PACKAGE = 'com.example.gatehouse';
 export const ANDROID_AUDIENCE = 'https://gatehouse.example/api/v1/webhooks/android_store';
+export const ANDROID_PUSH_EMAIL = 'pubsub-push@example-project.iam.gserviceaccount.com';
 
 let n = 0;
 
@@ -34,7 +35,7 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
       subscription: 'projects/example/subscriptions/play-rtdn',
     });
   const push = async (t: TestApp, f: ProviderFact, type: number, o: { token?: string } = {}): Promise<Delivery> => ({
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token ?? signOidcToken(key, { aud: ANDROID_AUDIENCE })}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token ?? signOidcToken(key, { aud: ANDROID_AUDIENCE, email: ANDROID_PUSH_EMAIL })}` },
     body: body(f, { subscriptionNotification: { version: '1.0', notificationType: type, purchaseToken: f.ref, subscriptionId: f.providerProductId } }),
   });
   const withState = (state: string, type: number) => async (t: TestApp, f: ProviderFact) => {
@@ -51,6 +52,7 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
       await play.start();
       await t.services.settings.set('android_store_package_name', ANDROID_PACKAGE);
       await t.services.settings.set('android_store_push_audience', ANDROID_AUDIENCE);
+      await t.services.settings.set('android_store_push_email', ANDROID_PUSH_EMAIL);
       await t.services.settings.set('android_store_api_base', play.base);
       t.services.store.deps.googleOidcCertificates = async () => key.certs;
       t.services.store.deps.androidAccessToken = async () => PLAY_ACCESS_TOKEN;
@@ -62,8 +64,9 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
     renewal: withState('SUBSCRIPTION_STATE_ACTIVE', 2),
     expiry: withState('SUBSCRIPTION_STATE_EXPIRED', 13),
     async refund(t, f) {
+      await setState(t, f, 'SUBSCRIPTION_STATE_EXPIRED');
       return {
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${signOidcToken(key, { aud: ANDROID_AUDIENCE })}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${signOidcToken(key, { aud: ANDROID_AUDIENCE, email: ANDROID_PUSH_EMAIL })}` },
         body: body(f, { voidedPurchaseNotification: { purchaseToken: f.ref, orderId: `GPA.${f.ref}`, productType: 1, refundType: 1 } }),
       };
     },

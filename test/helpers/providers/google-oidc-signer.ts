@@ -11,7 +11,7 @@ export function makeOidcKey(kid = 'test-kid-1'): { kid: string; cert: TestCertif
  * A Pub/Sub push OIDC token (RS256) as Google signs it. Expiry is checked by google-auth-library
  * against the real time, so times default to around now.
  */
-export function signOidcToken(key: { kid: string; cert: TestCertificate }, claims: { aud: string; iatSeconds?: number; lifetimeSeconds?: number; iss?: string; email?: string }): string {
+export function signOidcToken(key: { kid: string; cert: TestCertificate }, claims: { aud: string; iatSeconds?: number; lifetimeSeconds?: number; iss?: string; email?: string; emailVerified?: boolean }): string {
   const iat = claims.iatSeconds ?? Math.floor(Date.now() / 1000);
   const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid: key.kid, typ: 'JWT' })).toString('base64url');
   const payload = Buffer.from(
@@ -20,7 +20,7 @@ export function signOidcToken(key: { kid: string; cert: TestCertificate }, claim
       aud: claims.aud,
       sub: '1234567890',
       email: claims.email ?? 'pubsub-push@example-project.iam.gserviceaccount.com',
-      email_verified: true,
+      email_verified: claims.emailVerified ?? true,
       iat,
       exp: iat + (claims.lifetimeSeconds ?? 3600),
     }),
