@@ -1,4 +1,18 @@
-import { col, defineModel } from './define.js';
+import { authError } from '../http/errors.js';
+import { col, defineModel, type RecordCheck } from './define.js';
+
+const STAFF = 5;
+
+/**
+ * Staff may write users, but never one who outranks them: a staff member who could change a
+ * superadmin's email could take the account over through a password reset.
+ */
+const mayWriteUser: RecordCheck = (row, ctx) => {
+  const { current_user_id, current_user_permission } = ctx.viewer;
+  if (current_user_id !== null && row.usr_user_id !== undefined && Number(row.usr_user_id) === current_user_id) return true;
+  if (current_user_permission >= STAFF && current_user_permission >= Number(row.usr_permission ?? 0)) return true;
+  throw authError(403, 'Insufficient permission for this record');
+};
 
 // Declared over the table 0001_foundation created. The owner of a user row is the user itself, so the
 // owner column is the primary key (never stamped on POST; a non-staff caller cannot create users).
@@ -82,5 +96,13 @@ export const User = defineModel({
       'usr_signup_date',
       'usr_lastlogin_time',
     ],
+  },
+  checks: { write: mayWriteUser },
+  // Verification belongs to an address: a new address over CRUD is unverified, as account_edit makes it.
+  beforeUpdate: async (stored, changes) => {
+    if (typeof changes.usr_email !== 'string') return;
+    if (changes.usr_email.toLowerCase() === String(stored.usr_email ?? '').toLowerCase()) return;
+    changes.usr_email_is_verified = false;
+    changes.usr_email_is_verified_time = null;
   },
 });

@@ -484,6 +484,9 @@ describe('GET /form/{name}', () => {
     const formless = await t.request({ method: 'GET', url: '/api/v1/form/password_edit' });
     expect(formless.statusCode).toBe(404);
     expect(formless.json).toEqual({ api_version: '1.0', errortype: 'ActionError', error: "Action 'password_edit' has no form", data: { action: 'password_edit' } });
+    const inactivePlugin = await t.request({ method: 'GET', url: '/api/v1/form/mailbox/ping' });
+    expect(inactivePlugin.statusCode).toBe(404);
+    expect(inactivePlugin.json).toEqual({ api_version: '1.0', errortype: 'ActionError', error: "Unknown action 'mailbox/ping'", data: { action: 'mailbox/ping' } });
   });
 
   it('405 ActionError for any method but GET', async () => {

@@ -1,20 +1,27 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 describe('plugin models as CRUD resources', () => {
-  const apps: TestApp[] = [];
-  const dirs: string[] = [];
+  // Apps are built in hooks (hookTimeout), not in tests: a cold start on a busy machine outlasts testTimeout.
+  let activeFromStart: TestApp;
+  let withoutFolder: TestApp;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-plugins-'));
+    activeFromStart = await createTestApp({ activePlugins: ['bookings'] });
+    withoutFolder = await createTestApp({ pluginsDir: dir });
+  });
   afterAll(async () => {
-    for (const a of apps) await a.close();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await activeFromStart?.close();
+    await withoutFolder?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves the bookings models when the plugin is active from the start', async () => {
-    const t = await createTestApp({ activePlugins: ['bookings'] });
-    apps.push(t);
+    const t = activeFromStart;
     const staff = await t.staffHeaders();
     const res = await t.request({ method: 'GET', url: '/api/v1/BookingResources', headers: staff.headers });
     expect(res.statusCode).toBe(200);
@@ -22,10 +29,7 @@ describe('plugin models as CRUD resources', () => {
   });
 
   it('answers 404 for a plugin model whose plugin folder is absent, even with its flag set in the database', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-plugins-'));
-    dirs.push(dir);
-    const t = await createTestApp({ pluginsDir: dir });
-    apps.push(t);
+    const t = withoutFolder;
     await t.services.db.insertInto('plg_plugins').values({ plg_name: 'bookings', plg_is_active: true, plg_update_time: t.clock.now() }).execute();
     await t.services.plugins.load();
     const staff = await t.staffHeaders();

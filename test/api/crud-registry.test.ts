@@ -7,6 +7,9 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 // Walks every model in the registry: exposure per verb, floors on every export, class-name resolution.
 const READABLE = ['User', 'Product', 'Event', 'EventRegistrant', 'EventSession', 'Order', 'OrderItem', 'Group', 'GroupMember', 'Post', 'Page', 'Email', 'Message', 'File', 'CouponCode', 'SubscriptionTier', 'Location', 'Video', 'Comment', 'Survey', 'SurveyAnswer', 'Question', 'QuestionOption', 'MailingList', 'MailingListRegistrant', 'Passkey'];
 const NOT_WRITABLE = ['Order', 'OrderItem', 'EventRegistrant', 'Passkey'];
+// DESIGN 7: world-readable catalogue and content; staff-only models carry no owner column.
+const PUBLIC_READ = ['Post', 'Page', 'Event', 'EventSession', 'Product', 'Video', 'Location', 'SubscriptionTier', 'Survey', 'Question', 'QuestionOption', 'MailingList', 'Comment'];
+const STAFF_ONLY = ['Group', 'GroupMember', 'Email', 'CouponCode'];
 const NEVER_EXPOSED = ['ApiKey', 'Setting', 'RequestLog', 'ChangeTracking', 'WebhookLog', 'Address', 'PhoneNumber', 'WaitingList', 'IdempotencyRecord'];
 
 /** A value the column accepts, as a form field. */
@@ -47,6 +50,22 @@ describe('every model in the registry', () => {
     for (const name of READABLE) expect(models.get(name)?.exposure.readable, name).toBe(true);
     for (const name of READABLE) expect(models.get(name)?.exposure.writable, name).toBe(!NOT_WRITABLE.includes(name));
     for (const m of models.all()) if (!m.plugin && !READABLE.includes(m.className)) expect(exposed(m), m.className).toEqual({ read: false, write: false });
+    for (const m of models.all()) if (!m.plugin) expect(Boolean(m.exposure.publicRead), m.className).toBe(PUBLIC_READ.includes(m.className));
+    for (const name of STAFF_ONLY) expect(models.get(name)?.owner, name).toBeNull();
+    expect(models.all().filter((m) => m.ownerOnly).map((m) => m.className)).toEqual(['Passkey']);
+    expect(models.get('User')?.exposure.unwritable).toEqual(expect.arrayContaining(['usr_permission', 'usr_email_is_verified', 'usr_is_disabled', 'usr_force_password_change']));
+    expect(models.get('User')?.exposure.unreadable).toContain('usr_authhash');
+  });
+
+  it.each(models.all().map((m) => [m.className] as const))('%s: wrongly cased names are 404 NotFound on every verb', async (name) => {
+    const variants = [name.toLowerCase(), name.toUpperCase(), name[0]!.toLowerCase() + name.slice(1)];
+    for (const v of variants) {
+      for (const [method, url] of [['GET', `/${v}/1`], ['GET', `/${v}s`], ['POST', `/${v}`], ['PUT', `/${v}/1`], ['DELETE', `/${v}/1`]] as const) {
+        const res = await t.request({ method, url: `/api/v1${url}`, headers: staff, ...(method === 'POST' ? { payload: {} } : {}) });
+        expect(res.statusCode, `${method} ${url}`).toBe(404);
+        expect(res.json.errortype, `${method} ${url}`).toBe('NotFound');
+      }
+    }
   });
 
   it.each(models.all().filter((m) => m.exposure.writable).map((m) => [m.className, m] as const))('%s: a staff POST with every column filled exports no floored column', async (_name, m) => {

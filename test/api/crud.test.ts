@@ -160,6 +160,36 @@ describe('CRUD endpoints', () => {
       expect(staffTry.json.data.usr_permission).toBe(0);
     });
 
+    it('never lets staff write a user who outranks them; a superadmin may', async () => {
+      const admin = await t.keyHeaders({ permission: 4, userPermission: 10 });
+      const email = `boss-${admin.userId}@example.com`;
+      await t.services.db.updateTable('usr_users').set({ usr_email: email }).where('usr_user_id', '=', admin.userId).execute();
+      const takeover = await put(`/User/${admin.userId}`, staff.headers, { usr_email: 'staff-controlled@example.com' });
+      expect(takeover.statusCode).toBe(403);
+      expect(takeover.json.errortype).toBe('AuthenticationError');
+      expect((await del(`/User/${admin.userId}`, staff.headers)).statusCode).toBe(403);
+      const row = await t.services.db.selectFrom('usr_users').select(['usr_email', 'usr_delete_time']).where('usr_user_id', '=', admin.userId).executeTakeFirstOrThrow();
+      expect(row).toEqual({ usr_email: email, usr_delete_time: null });
+      // Reading stays the default rule, and a peer or higher rank may write.
+      expect((await get(`/User/${admin.userId}`, staff.headers)).statusCode).toBe(200);
+      const byAdmin = await put(`/User/${staff.userId}`, admin.headers, { usr_nickname: 'staffer' });
+      expect(byAdmin.statusCode).toBe(200);
+      expect(byAdmin.json.data.usr_nickname).toBe('staffer');
+      expect((await put(`/User/${bob.userId}`, alice.headers, { usr_nickname: 'x' })).statusCode).toBe(403);
+    });
+
+    it('an email changed over CRUD is no longer verified; other changes keep the verification', async () => {
+      const carol = await t.keyHeaders({ permission: 4 });
+      const verifiedAt = new Date('2026-01-01T00:00:00Z');
+      await t.services.db.updateTable('usr_users').set({ usr_email: `carol-${carol.userId}@example.com`, usr_email_is_verified: true, usr_email_is_verified_time: verifiedAt }).where('usr_user_id', '=', carol.userId).execute();
+      const sameAddress = await put(`/User/${carol.userId}`, carol.headers, { usr_email: `CAROL-${carol.userId}@example.com`, usr_nickname: 'c' });
+      expect(sameAddress.statusCode).toBe(200);
+      expect(sameAddress.json.data).toMatchObject({ usr_email_is_verified: true, usr_email_is_verified_time: '2026-01-01 00:00:00' });
+      const moved = await put(`/User/${carol.userId}`, carol.headers, { usr_email: `elsewhere-${carol.userId}@example.com` });
+      expect(moved.statusCode).toBe(200);
+      expect(moved.json.data).toMatchObject({ usr_email: `elsewhere-${carol.userId}@example.com`, usr_email_is_verified: false, usr_email_is_verified_time: null });
+    });
+
     it('does not export secret-bearing user columns', async () => {
       const res = await get(`/User/${alice.userId}`, alice.headers);
       expect(res.json.success_message).toBe('User found.');
@@ -285,7 +315,34 @@ describe('CRUD endpoints', () => {
       expect(all.json.data.map((p: any) => p.pst_title)).toContain('gated');
       expect(posts.statusCode).toBe(200);
       expect((await get('/Posts?max_visible_tier_level=high', bob.headers)).statusCode).toBe(400);
-      for (const cls of ['Events', 'Products']) expect((await get(`/${cls}?max_visible_tier_level=0`, bob.headers)).statusCode).toBe(200);
+    });
+
+    it.each([
+      ['Event', 'evt', 'evt_event_id', { evt_name: 'n' }],
+      ['Product', 'pro', 'pro_product_id', { pro_name: 'n', pro_link: 'l' }],
+      ['Post', 'pst', 'pst_post_id', { pst_title: 'n' }],
+    ] as const)('%s collections take max_visible_tier_level as a declared filter, counted in num_results', async (cls, prefix, pk, required) => {
+      const made: Record<string, number> = {};
+      for (const [label, level] of [['free', ''], ['one', '1'], ['three', '3']] as const) {
+        const r = await post(`/${cls}`, staff.headers, { ...required, [`${prefix}_tier_min_level`]: level });
+        expect(r.statusCode, r.body).toBe(200);
+        made[label] = r.json.data[pk];
+      }
+      const ids = async (query: string) => {
+        const res = await get(`/${cls}s?numperpage=1000${query}`, bob.headers);
+        expect(res.statusCode).toBe(200);
+        const got = res.json.data.map((r: any) => r[pk]);
+        expect(res.json.num_results).toBe(got.length);
+        return got;
+      };
+      const at1 = await ids('&max_visible_tier_level=1');
+      expect(at1).toEqual(expect.arrayContaining([made.free, made.one]));
+      expect(at1).not.toContain(made.three);
+      const at0 = await ids('&max_visible_tier_level=0');
+      expect(at0).toContain(made.free);
+      expect(at0).not.toContain(made.one);
+      expect(await ids('')).toEqual(expect.arrayContaining([made.free, made.one, made.three]));
+      for (const bad of ['high', '1.5', '1;drop']) expect((await get(`/${cls}s?max_visible_tier_level=${encodeURIComponent(bad)}`, bob.headers)).statusCode).toBe(400);
     });
 
     it('owner-filters non-staff callers so num_results counts only their rows, counted over every page', async () => {

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineAction } from '../../src/actions/define.js';
 import { EXECUTING_TIMEOUT_MS } from '../../src/actions/idempotency.js';
 import { actionRegistry } from '../../src/actions/index.js';
-import { businessError } from '../../src/http/errors.js';
+import { businessError, validationError } from '../../src/http/errors.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { onPostgres } from '../helpers/database.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-const runs = { counter: 0, refuse: 0, crash: 0, slow: 0, open: 0 };
+const runs = { counter: 0, refuse: 0, crash: 0, slow: 0, open: 0, checked: 0 };
 
 const TEST_ACTIONS = [
   defineAction({
@@ -36,6 +36,18 @@ const TEST_ACTIONS = [
     async run() {
       runs.refuse += 1;
       throw businessError('Invalid state', { run: runs.refuse });
+    },
+  }),
+  defineAction({
+    name: 'idem_checked',
+    description: 'Validates in its logic, then counts',
+    mutates: true,
+    input: { amount: { type: 'int', required: true } },
+    async run({ input, db }) {
+      if (input.amount > 100) throw validationError({ amount: 'is over the limit' });
+      runs.checked += 1;
+      const row = await db.selectFrom('usr_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return { data: { run: runs.checked, amount: input.amount, users: Number(row.n) } };
     },
   }),
   defineAction({
@@ -175,6 +187,20 @@ describe('Idempotency-Key on POST /action/*', () => {
     const valid = await post('idem_counter', { amount: 5 }, key);
     expect(valid.statusCode).toBe(200);
     expect(runs.counter).toBe(1);
+  });
+
+  it('does not keep the key when the logic finds the input invalid: the corrected body runs under it', async () => {
+    const key = freshKey();
+    const invalid = await post('idem_checked', { amount: 500 }, key);
+    expect(invalid.statusCode).toBe(422);
+    expect(invalid.json).toEqual({ api_version: '1.0', errortype: 'ValidationError', error: 'Input validation failed', data: {}, validation_errors: { amount: 'is over the limit' } });
+    expect((await records()).some((r) => r.aik_key_hash === sha256Hex(key))).toBe(false);
+    const corrected = await post('idem_checked', { amount: 50 }, key);
+    expect(corrected.statusCode).toBe(200);
+    expect(corrected.json.data).toMatchObject({ run: 1, amount: 50 });
+    const replayed = await post('idem_checked', { amount: 50 }, key);
+    expect(replayed.body).toBe(corrected.body);
+    expect(runs.checked).toBe(1);
   });
 
   it('scopes keys per credential: another key may use the same key string', async () => {

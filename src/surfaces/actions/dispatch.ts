@@ -150,11 +150,14 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     }
   } catch (e) {
     // A refusal the logic decided (a 4xx) is the request's answer and is kept for replay; anything else
-    // gives the key back so the client may retry.
+    // (invalid input included) gives the key back so the client may retry.
     if (isApiError(e) && e.status < 500) {
       status = e.status;
       text = serializeApiPayload(failure(e));
-      if (claimId !== null) await store.store(claimId, { status, body: text });
+      // Input the logic found invalid claims no key, like the schema's validation: the client may
+      // correct the body and send it again under the same key (nothing was written).
+      if (claimId !== null && e.errortype === 'ValidationError') await store.release(claimId);
+      else if (claimId !== null) await store.store(claimId, { status, body: text });
       // Mail queued by a refused action is never sent.
       return sendStored(reply, status, text, false);
     }
