@@ -88,6 +88,30 @@ describe('security headers on every API response', () => {
   }
 });
 
+describe('unexpected errors (DESIGN section 7)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({
+      extraApiRoutes: (api) => {
+        api.get('/__boom', { config: { auth: 'none' } }, async () => {
+          throw new Error('database password is hunter2');
+        });
+      },
+    });
+  });
+  afterAll(async () => t.close());
+
+  it('answer 500 TransactionError naming the request id, and keep the cause out of the response', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/__boom' });
+    expect(res.statusCode).toBe(500);
+    const id = String(res.headers['x-request-id']);
+    expect(id).not.toBe('');
+    expect(res.json).toEqual({ api_version: '1.0', errortype: 'TransactionError', error: `Internal error (ref ${id})`, data: {} });
+    expect(res.body).not.toContain('hunter2');
+    expectSecurityHeaders(res.headers);
+  });
+});
+
 describe('HTTPS served directly (TLS_CERT_FILE and TLS_KEY_FILE)', () => {
   let t: TestApp;
   let dir: string;
