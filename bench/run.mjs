@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: starts the real server and two baselines as child processes on 127.0.0.1, loads each
 // scenario from a separate autocannon process, prints a table and writes bench/results/latest.json.
-// See bench/README.md. Environment: DATABASE_URL (PostgreSQL instead of PGlite), REDIS_URL (passed to the
-// server), BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_CONNECTIONS (default 50),
+// See bench/README.md. Environment: DATABASE_URL (a second pass on PostgreSQL after the PGlite one),
+// BENCH_DATABASES (pglite, postgres or both, comma-separated), REDIS_URL (passed to the server),
+// BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_CONNECTIONS (default 50),
 // BENCH_ROUNDS (default 3: every scenario runs once per round, rounds interleaved, and the median round
 // is reported, so a burst of load from elsewhere on the machine skews one round rather than one scenario),
 // BENCH_ONLY (a regular expression over scenario names; baselines of selected scenarios always run),
@@ -128,15 +129,16 @@ async function login(server) {
 
 const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
-async function main() {
-  const database = env.DATABASE_URL ? 'postgres' : 'pglite';
+/** One pass on one database: its own servers (stopped at the end), every scenario, its table and targets. */
+async function measure(database) {
   const only = env.BENCH_ONLY ? new RegExp(env.BENCH_ONLY, 'i') : null;
   const selected = scenarios.filter((s) => !only || only.test(s.name));
   const wanted = new Set(selected.flatMap((s) => [s.name, s.baseline].filter(Boolean)));
   const plan = scenarios.filter((s) => wanted.has(s.name));
 
   const databaseUrl = database === 'postgres' ? await scratchPostgres(env.DATABASE_URL) : undefined;
-  const dbEnv = (label) => (databaseUrl ? { DATABASE_URL: databaseUrl } : { BENCH_DATA_DIR: scratchDir(label) });
+  // The PGlite pass blanks DATABASE_URL, which the servers would otherwise inherit from this process.
+  const dbEnv = (label) => (databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '', BENCH_DATA_DIR: scratchDir(label) });
   const servers = {};
   // One at a time, so that no server's start-up (migrations) competes with another's.
   const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target}.cpuprofile`) } : {});
@@ -224,18 +226,32 @@ async function main() {
   // Other work on the machine moves every number; say how busy it was.
   const loadAfter = os.loadavg()[0];
   console.log(`\nmachine load average (1 min): ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after, on ${os.cpus().length} CPUs`);
+  // This database's servers leave before the next pass, so that they do not compete with its servers.
+  await Promise.all(Object.values(servers).map((server) => stopServer(server)));
+  return { database, loadAverage: { before: loadBefore, after: loadAfter }, results, goals: goalResults };
+}
+
+/** PGlite always, then PostgreSQL when DATABASE_URL is set (BENCH_DATABASES=pglite|postgres picks one). */
+async function main() {
+  const databases = env.BENCH_DATABASES ? env.BENCH_DATABASES.split(',').map((d) => d.trim()) : ['pglite', ...(env.DATABASE_URL ? ['postgres'] : [])];
+  for (const d of databases) {
+    if (d !== 'pglite' && d !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database '${d}' (pglite, postgres)`);
+    if (d === 'postgres' && !env.DATABASE_URL) throw new Error('BENCH_DATABASES names postgres but DATABASE_URL is not set');
+  }
+  const passes = [];
+  for (const [i, database] of databases.entries()) {
+    if (i > 0) console.log('');
+    passes.push(await measure(database));
+  }
   const outDir = path.join(here, 'results');
   mkdirSync(outDir, { recursive: true });
   const report = {
     at: new Date().toISOString(),
-    database,
     rateLimitStore: env.REDIS_URL ? 'redis' : 'memory',
     node: process.version,
     cpus: os.cpus().length,
-    loadAverage: { before: loadBefore, after: loadAfter },
     ...settings,
-    results,
-    goals: goalResults,
+    databases: passes,
   };
   writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'latest.json'))}`);

@@ -43,6 +43,8 @@ export function discoverPlugins(dir = PLUGINS_DIR): PluginManifest[] {
  */
 export class Plugins {
   private active = new Set<string>();
+  /** Bumped by every write through this node, so a reload that read the table before the write is dropped. */
+  private writes = 0;
   readonly manifests: PluginManifest[];
 
   constructor(
@@ -54,7 +56,9 @@ export class Plugins {
   }
 
   async load(): Promise<void> {
+    const writesBefore = this.writes;
     const rows = await this.db.selectFrom('plg_plugins').select(['plg_name', 'plg_is_active']).execute();
+    if (this.writes !== writesBefore) return;
     this.active = new Set(rows.filter((r) => r.plg_is_active).map((r) => r.plg_name));
   }
 
@@ -78,6 +82,7 @@ export class Plugins {
       .values({ plg_name: name, plg_is_active: active, plg_update_time: now })
       .onConflict((oc) => oc.column('plg_name').doUpdateSet({ plg_is_active: active, plg_update_time: now }))
       .execute();
+    this.writes++;
     if (active) this.active.add(name);
     else this.active.delete(name);
   }

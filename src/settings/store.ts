@@ -17,6 +17,8 @@ import {
  */
 export class Settings {
   private values = new Map<string, unknown>();
+  /** Bumped by every write through this node, so a reload that read the table before the write is dropped. */
+  private writes = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -24,7 +26,10 @@ export class Settings {
   ) {}
 
   async load(): Promise<void> {
+    const writesBefore = this.writes;
     const rows = await this.db.selectFrom('stg_settings').select(['stg_name', 'stg_value']).execute();
+    // A write landed while the rows were on their way: they may predate it; the next reload is current.
+    if (this.writes !== writesBefore) return;
     const next = new Map<string, unknown>();
     for (const row of rows) {
       const def = settingDefinition(row.stg_name);
@@ -66,6 +71,7 @@ export class Settings {
       .values({ stg_name: name, stg_value: encodeSettingValue(def, canonical), stg_create_time: now, stg_update_time: now })
       .onConflict((oc) => oc.column('stg_name').doUpdateSet({ stg_value: encodeSettingValue(def, canonical), stg_update_time: now }))
       .execute();
+    this.writes++;
     this.values.set(name, canonical);
     return canonical;
   }

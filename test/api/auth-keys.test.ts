@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey, revokeSessionKeysOf } from '../../src/accounts/api-keys.js';
+import { hashSecret } from '../../src/accounts/passwords.js';
+import { machineKeyVerificationCache } from '../../src/http/auth/authenticate.js';
 import { requireCapability, type Capability } from '../../src/http/auth/capabilities.js';
 import { success } from '../../src/http/envelope.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -60,15 +62,43 @@ describe('machine keys: the authentication stage', () => {
     expect(res.json.errortype).toBe('AuthenticationError');
   });
 
-  it('does not reveal an inactive, expired or revoked key to a caller without its secret', async () => {
+  it('gives 401 for a session key with a wrong secret', async () => {
+    const { email, password } = await t.createUser();
+    const { headers } = await t.login(email, password);
+    const res = await get({ public_key: headers.public_key!, secret_key: 'f'.repeat(64) }, { remoteAddress: '203.0.113.80' });
+    expect(res.statusCode).toBe(401);
+    expect(res.json).toEqual({ api_version: '1.0', errortype: 'AuthenticationError', error: 'Invalid API credentials', data: {} });
+    expect((await get(headers)).statusCode).toBe(200);
+  });
+
+  it('does not reveal a key\'s state to a caller without its secret: every state answers like a wrong secret', async () => {
     const { userId } = await t.createUser();
+    const now = t.clock.now();
     const active = await t.createMachineKey({ userId });
     const inactive = await t.createMachineKey({ userId, active: false });
+    const revoked = await t.createMachineKey({ userId });
+    await revokeKey(t.services.db, revoked.apiKeyId, now);
+    const future = await t.createMachineKey({ userId, startTime: new Date(now.getTime() + 3600_000) });
+    const expired = await t.createMachineKey({ userId, expiresTime: new Date(now.getTime() - 1000) });
+    const elsewhere = await t.createMachineKey({ userId, ipRestriction: '192.0.2.250' });
+    const gone = await t.createUser();
+    const ofDeletedUser = await t.createMachineKey({ userId: gone.userId });
+    await t.services.db.updateTable('usr_users').set({ usr_delete_time: now }).where('usr_user_id', '=', gone.userId).execute();
+    const { email, password } = await t.createUser();
+    const session = await t.login(email, password);
+    await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: session.headers });
+
     const wrong = 'a'.repeat(64);
-    const a = await get({ public_key: active.publicKey, secret_key: wrong });
-    const b = await get({ public_key: inactive.publicKey, secret_key: wrong });
-    expect(b.statusCode).toBe(401);
-    expect(b.json).toEqual(a.json);
+    const ip = { remoteAddress: '203.0.113.90' };
+    const reference = await get({ public_key: active.publicKey, secret_key: wrong }, ip);
+    expect(reference.statusCode).toBe(401);
+    expect(reference.json).toEqual({ api_version: '1.0', errortype: 'AuthenticationError', error: 'Invalid API credentials', data: {} });
+    const keys = { inactive, revoked, future, expired, elsewhere, ofDeletedUser, loggedOutSession: { publicKey: session.headers.public_key! } };
+    for (const [name, key] of Object.entries(keys)) {
+      const res = await get({ public_key: key.publicKey, secret_key: wrong }, { remoteAddress: `203.0.113.${91 + Object.keys(keys).indexOf(name)}` });
+      expect(res.statusCode, name).toBe(401);
+      expect(res.body, name).toBe(reference.body);
+    }
   });
 
   it('gives 401 for inactive, revoked, not-yet-started and expired keys once the secret is right', async () => {
@@ -139,18 +169,45 @@ describe('machine keys: the authentication stage', () => {
     expect((await lastUsed())?.getTime()).toBe(t.clock.nowMs());
   });
 
-  it('lets no revoked or deactivated key through the verification cache', async () => {
+  it('lets no revoked, deactivated, expired or IP-moved key through the verification cache', async () => {
+    const { key } = await t.keyHeaders();
+    const headers = { public_key: key.publicKey, secret_key: key.secretKey };
+    const row = () => t.services.db.updateTable('apk_api_keys').where('apk_api_key_id', '=', key.apiKeyId);
+    const storedHash = async () =>
+      (await t.services.db.selectFrom('apk_api_keys').select('apk_secret_hash').where('apk_api_key_id', '=', key.apiKeyId).executeTakeFirstOrThrow()).apk_secret_hash;
+    expect((await get(headers)).statusCode).toBe(200);
+    // The successful verification is remembered, so the next request does not pay the slow hash.
+    expect(machineKeyVerificationCache().has(key.apiKeyId, key.secretKey, await storedHash(), t.clock.nowMs())).toBe(true);
+    expect((await get(headers)).statusCode).toBe(200);
+
+    await row().set({ apk_is_active: false }).execute();
+    expect((await get(headers)).statusCode).toBe(401);
+    await row().set({ apk_is_active: true }).execute();
+    expect((await get(headers)).statusCode).toBe(200);
+
+    await row().set({ apk_expires_time: t.clock.now() }).execute();
+    expect((await get(headers)).statusCode).toBe(401);
+    await row().set({ apk_expires_time: null }).execute();
+
+    await row().set({ apk_ip_restriction: '192.0.2.200' }).execute();
+    expect((await get(headers, { remoteAddress: '192.0.2.201' })).statusCode).toBe(401);
+    expect((await get(headers, { remoteAddress: '192.0.2.200' })).statusCode).toBe(200);
+    await row().set({ apk_ip_restriction: null }).execute();
+
+    await revokeKey(t.services.db, key.apiKeyId, t.clock.now());
+    expect((await get(headers)).statusCode).toBe(401);
+  });
+
+  it('does not honour a remembered verification once the key\'s secret is replaced', async () => {
     const { key } = await t.keyHeaders();
     const headers = { public_key: key.publicKey, secret_key: key.secretKey };
     expect((await get(headers)).statusCode).toBe(200);
-    expect((await get(headers)).statusCode).toBe(200);
-    await t.services.db.updateTable('apk_api_keys').set({ apk_is_active: false }).where('apk_api_key_id', '=', key.apiKeyId).execute();
-    expect((await get(headers)).statusCode).toBe(401);
-    await t.services.db.updateTable('apk_api_keys').set({ apk_is_active: true }).where('apk_api_key_id', '=', key.apiKeyId).execute();
-    expect((await get(headers)).statusCode).toBe(200);
-    await revokeKey(t.services.db, key.apiKeyId, t.clock.now());
-    expect((await get(headers)).statusCode).toBe(401);
-    await t.services.db.updateTable('apk_api_keys').set({ apk_ip_restriction: '192.0.2.200' }).where('apk_api_key_id', '=', key.apiKeyId).execute();
+    const rotated = 'b'.repeat(64);
+    await t.services.db.updateTable('apk_api_keys').set({ apk_secret_hash: await hashSecret(rotated) }).where('apk_api_key_id', '=', key.apiKeyId).execute();
+    const old = await get(headers, { remoteAddress: '203.0.113.120' });
+    expect(old.statusCode).toBe(401);
+    expect(old.json.error).toBe('Invalid API credentials');
+    expect((await get({ public_key: key.publicKey, secret_key: rotated })).statusCode).toBe(200);
   });
 
   describe('capabilities: the non-monotonic matrix', () => {

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeCertificate } from '../helpers/providers/x509.js';
 
 const SECURITY = {
   'x-content-type-options': 'nosniff',
@@ -50,6 +55,104 @@ describe('transport stage', () => {
     } finally {
       await t.services.settings.set('api_require_https', true);
     }
+  });
+});
+
+describe('security headers on every API response', () => {
+  let t: TestApp;
+  let machine: Record<string, string>;
+  beforeAll(async () => {
+    t = await createTestApp();
+    machine = (await t.keyHeaders()).headers;
+  });
+  afterAll(async () => t.close());
+
+  const cases: Array<[string, number, () => Parameters<TestApp['request']>[0]]> = [
+    ['a success', 200, () => ({ method: 'GET', url: '/api/v1/auth/session', headers: machine })],
+    ['a public success without credentials', 200, () => ({ method: 'GET', url: '/api/v1/actions' })],
+    ['missing key headers', 400, () => ({ method: 'GET', url: '/api/v1/auth/session' })],
+    ['a wrong secret', 401, () => ({ method: 'GET', url: '/api/v1/auth/session', headers: { public_key: machine.public_key!, secret_key: 'f'.repeat(64) }, remoteAddress: '198.51.100.201' })],
+    ['a machine key on auth/logout', 403, () => ({ method: 'POST', url: '/api/v1/auth/logout', headers: machine })],
+    ['a malformed JSON body', 400, () => ({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email": ' })],
+    ['an unsupported content type', 415, () => ({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'text/xml' }, payload: '<login/>' })],
+    ['the bare prefix', 404, () => ({ method: 'GET', url: '/api/v1' })],
+  ];
+  for (const [name, status, request] of cases) {
+    it(`carries all four on ${name} (${status})`, async () => {
+      const res = await t.request(request());
+      expect(res.statusCode).toBe(status);
+      expect(res.json.api_version).toBe('1.0');
+      if (status >= 400) expect(typeof res.json.errortype).toBe('string');
+      expectSecurityHeaders(res.headers);
+    });
+  }
+});
+
+describe('unexpected errors (DESIGN section 7)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({
+      extraApiRoutes: (api) => {
+        api.get('/__boom', { config: { auth: 'none' } }, async () => {
+          throw new Error('database password is hunter2');
+        });
+      },
+    });
+  });
+  afterAll(async () => t.close());
+
+  it('answer 500 TransactionError naming the request id, and keep the cause out of the response', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/__boom' });
+    expect(res.statusCode).toBe(500);
+    const id = String(res.headers['x-request-id']);
+    expect(id).not.toBe('');
+    expect(res.json).toEqual({ api_version: '1.0', errortype: 'TransactionError', error: `Internal error (ref ${id})`, data: {} });
+    expect(res.body).not.toContain('hunter2');
+    expectSecurityHeaders(res.headers);
+  });
+});
+
+describe('HTTPS served directly (TLS_CERT_FILE and TLS_KEY_FILE)', () => {
+  let t: TestApp;
+  let dir: string;
+  let port: number;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'gh-tls-'));
+    const cert = makeCertificate({ cn: '127.0.0.1', keyType: 'ec' });
+    const tlsCertFile = path.join(dir, 'cert.pem');
+    const tlsKeyFile = path.join(dir, 'key.pem');
+    writeFileSync(tlsCertFile, cert.pem);
+    writeFileSync(tlsKeyFile, cert.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
+    // api_require_https stays at its default (true): the TLS socket itself satisfies the precondition.
+    t = await createTestApp({ requireHttps: true, config: { tlsCertFile, tlsKeyFile } });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+    return new Promise((resolve, reject) => {
+      const req = https.get({ host: '127.0.0.1', port, path: url, headers, rejectUnauthorized: false }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers }));
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('answers over TLS with the default api_require_https, and never 426', async () => {
+    const { headers } = await t.keyHeaders();
+    const res = await get('/api/v1/auth/session', headers);
+    expect(res.status).toBe(200);
+    expect(res.body.data.user_id).toEqual(expect.any(Number));
+    expectSecurityHeaders(res.headers);
+    const missing = await get('/api/v1/nope');
+    expect(missing.status).toBe(404);
+    expect(missing.body.errortype).toBe('NotFound');
   });
 });
 
@@ -121,6 +224,30 @@ describe('client-version handshake', () => {
     expect(res.json.errortype).toBe('UpgradeRequired');
   });
 
+  it('gives 426 UpgradeRequired for a lower version on auth/login, before the login is looked at', async () => {
+    const { email, password } = await t.createUser();
+    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { client_app: 'ios', client_version: '2.2.9' }, payload: { email, password } });
+    expect(res.statusCode).toBe(426);
+    expect(res.json).toEqual({
+      api_version: '1.0',
+      errortype: 'UpgradeRequired',
+      error: expect.any(String),
+      data: { client_app: 'ios', minimum_version: '2.3.0' },
+    });
+    expect(await t.services.db.selectFrom('apk_api_keys').select('apk_api_key_id').where('apk_type', '=', 'session').execute()).toEqual([]);
+  });
+
+  it('gives 426 UpgradeRequired to a valid key on an authenticated endpoint, and to an unreadable version', async () => {
+    const { headers } = await t.keyHeaders();
+    for (const v of ['1.9.0', 'banana', '']) {
+      const res = await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: { ...headers, client_app: 'ios', client_version: v } });
+      expect(res.statusCode, v).toBe(426);
+      expect(res.json.errortype, v).toBe('UpgradeRequired');
+    }
+    const ok = await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: { ...headers, client_app: 'ios', client_version: '2.3.0' } });
+    expect(ok.statusCode).toBe(200);
+  });
+
   it('lets an equal or higher version through', async () => {
     for (const v of ['2.3.0', '2.10.1', '3.0.0']) {
       const res = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { client_app: 'ios', client_version: v } });
@@ -162,5 +289,32 @@ describe('general rate limit', () => {
     expect((await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: '192.0.2.11' })).statusCode).toBe(404);
     t.clock.advanceSeconds(30);
     expect((await t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress: ip })).statusCode).toBe(404);
+  });
+});
+
+describe('general rate limit: the client address', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_rate_limit_requests: 2, api_rate_limit_window: 60 }, config: { trustProxy: ['10.0.0.1'] } });
+  });
+  afterAll(async () => t.close());
+
+  const hit = (remoteAddress: string, forwardedFor?: string) =>
+    t.request({ method: 'GET', url: '/api/v1/nope', remoteAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
+
+  it('meters by X-Forwarded-For from a trusted proxy, one bucket per forwarded client', async () => {
+    expect((await hit('10.0.0.1', '192.0.2.40')).statusCode).toBe(404);
+    expect((await hit('10.0.0.1', '192.0.2.40')).statusCode).toBe(404);
+    expect((await hit('10.0.0.1', '192.0.2.40')).statusCode).toBe(429);
+    // Another client behind the same proxy has its own window.
+    expect((await hit('10.0.0.1', '192.0.2.41')).statusCode).toBe(404);
+  });
+
+  it('ignores X-Forwarded-For from an untrusted address: a forger cannot spread its requests over invented clients', async () => {
+    expect((await hit('192.0.2.50', '203.0.113.1')).statusCode).toBe(404);
+    expect((await hit('192.0.2.50', '203.0.113.2')).statusCode).toBe(404);
+    const res = await hit('192.0.2.50', '203.0.113.3');
+    expect(res.statusCode).toBe(429);
+    expect(res.json.data).toEqual({ limit: 2, window_seconds: 60, count: 2, retry_after_seconds: 60 });
   });
 });
