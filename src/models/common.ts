@@ -1,4 +1,4 @@
-import { col, type CollectionFilter, type ColumnSpec, type RecordCheck } from './define.js';
+import { col, type CollectionFilter, type ColumnSpec, type ModelDeclaration, type RecordCheck } from './define.js';
 
 /** {prefix}_create_time, _update_time, _delete_time (DESIGN 6); the CRUD surface never writes them from input. */
 export function standardTimes(prefix: string): Record<string, ColumnSpec> {
@@ -27,3 +27,29 @@ export function maxVisibleTierLevel(column: string): CollectionFilter {
     },
   };
 }
+
+/** Post's is-viewable check: published, and its publish time (when set) reached. */
+export const publishedPost: NonNullable<ModelDeclaration['viewable']> = (eb, _viewer, now) =>
+  eb.and([eb('pst_is_published', '=', true), eb.or([eb('pst_published_time', 'is', null), eb('pst_published_time', '<=', now)])]);
+
+/** Event's is-viewable check: evt_visibility 0 is a private event, seen by staff only (as in the event actions). */
+export const visibleEvent: NonNullable<ModelDeclaration['viewable']> = (eb) => eb.or([eb('evt_visibility', 'is', null), eb('evt_visibility', '<>', 0)]);
+
+/**
+ * Video's is-viewable check: the viewer's permission reaches vid_min_permission, and when the video
+ * belongs to a group (vid_grp_group_id) the viewer is a member of it.
+ */
+export const viewableVideo: NonNullable<ModelDeclaration['viewable']> = (eb, viewer) =>
+  eb.and([
+    eb.or([eb('vid_min_permission', 'is', null), eb('vid_min_permission', '<=', viewer.current_user_permission)]),
+    eb.or([
+      eb('vid_grp_group_id', 'is', null),
+      eb.exists(
+        eb
+          .selectFrom('grm_group_members')
+          .select('grm_group_member_id')
+          .whereRef('grm_grp_group_id', '=', 'vid_grp_group_id')
+          .where('grm_foreign_key_id', '=', viewer.current_user_id ?? 0),
+      ),
+    ]),
+  ]);

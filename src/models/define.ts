@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
@@ -113,6 +113,13 @@ export interface ModelDeclaration {
   beforeUpdate?: (stored: Row, changes: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<void>;
   /** Declared collection filters by query parameter name. */
   filters?: Record<string, CollectionFilter>;
+  /**
+   * The is-viewable check of a public-read model for non-staff readers (published state, visibility,
+   * permission level, group membership), as an SQL condition. A row failing it does not exist for that
+   * reader: a single read answers not found, a listing leaves it out (and out of num_results). Soft
+   * delete comes before it and tier gating (the last check) after it.
+   */
+  viewable?: (eb: ExpressionBuilder<any, any>, viewer: RecordViewer, now: Date) => Expression<SqlBool>;
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
   gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
 }

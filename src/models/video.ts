@@ -1,4 +1,4 @@
-import { staffOnly, standardTimes } from './common.js';
+import { staffOnly, standardTimes, viewableVideo } from './common.js';
 import { col, defineModel } from './define.js';
 
 export const Video = defineModel({
@@ -25,5 +25,6 @@ export const Video = defineModel({
   },
   exposure: { readable: true, writable: true, publicRead: true },
   checks: { write: staffOnly },
+  viewable: viewableVideo,
   gate: { minLevel: 'vid_tier_min_level', body: ['vid_video_number', 'vid_video_text'] },
 });

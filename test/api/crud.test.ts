@@ -304,8 +304,8 @@ describe('CRUD endpoints', () => {
     it('hides rows gated above max_visible_tier_level', async () => {
       const res = await get('/Videos?sort=title&numperpage=10', bob.headers);
       expect(res.json.num_results).toBe(5);
-      const posts = await post('/Post', staff.headers, { pst_title: 'gated', pst_tier_min_level: '4' });
-      await post('/Post', staff.headers, { pst_title: 'open' });
+      const posts = await post('/Post', staff.headers, { pst_title: 'gated', pst_tier_min_level: '4', pst_is_published: 'true' });
+      await post('/Post', staff.headers, { pst_title: 'open', pst_is_published: 'true' });
       const lvl = await get('/Posts?max_visible_tier_level=3&numperpage=100', bob.headers);
       const titles = lvl.json.data.map((p: any) => p.pst_title);
       expect(titles).toContain('open');

@@ -177,6 +177,18 @@ describe('tier membership state table', () => {
     expect((await changeRows(t, userId)).map((c) => c.cht_change_reason)).toEqual(['purchase_skipped_tier_unavailable']);
   });
 
+  it('a member of a tier since deactivated counts as tierless: a lower-level purchase moves them instead of being skipped', async () => {
+    const retiring = await createTier(t, { name: 'retiring', level: 50 });
+    const userId = await newUser();
+    await m.grantTierFromPurchase(userId, product(retiring), 'card_processor', ref(1));
+    await t.services.db.updateTable('sbt_subscription_tiers').set({ sbt_is_active: false }).where('sbt_subscription_tier_id', '=', retiring.tierId).execute();
+    const out = await m.grantTierFromPurchase(userId, product(basic), 'card_processor', ref(2));
+    expect(out).toEqual({ outcome: 'moved', fromTierId: retiring.tierId, tierId: basic.tierId });
+    expect(await tierOf(userId)).toBe(basic.tierId);
+    const last = (await changeRows(t, userId)).at(-1)!;
+    expect([last.cht_change_reason, last.cht_old_value, last.cht_new_value]).toEqual(['purchase', String(retiring.tierId), String(basic.tierId)]);
+  });
+
   for (const reason of ['expiry', 'cancellation', 'refund'] as const) {
     it(`member of any tier + subscription ${reason}: no tier, removed from all tiers, change recorded`, async () => {
       const userId = await newUser();

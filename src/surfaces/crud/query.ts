@@ -77,10 +77,14 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
   return { total, rows };
 }
 
-/** A live (not soft-deleted) row by primary key; in a write transaction the row is locked. */
-export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false): Promise<Row | undefined> {
+/**
+ * A live (not soft-deleted) row by primary key, meeting any further conditions (a reader's is-viewable
+ * check); in a write transaction the row is locked.
+ */
+export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, conditions: Array<(eb: any) => any> = []): Promise<Row | undefined> {
   let q: AnySelect = anyDb(db).selectFrom(model.table).select(Object.keys(model.columns)).where(model.primaryKey, '=', id);
   if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
+  for (const condition of conditions) q = q.where(condition);
   if (forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) as Row | undefined;
 }

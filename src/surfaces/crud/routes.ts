@@ -10,6 +10,7 @@ import type { Services } from '../../services.js';
 import { authorizeRecord, collectionScope, recordAllowed } from './authorize.js';
 import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { TierGate } from '../../tiers/gate-context.js';
+import { STAFF_PERMISSION } from '../../tiers/gating.js';
 import { exportRow } from './export.js';
 import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
 import { stampTimes, updateRecord } from './write.js';
@@ -52,6 +53,17 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     return { db, clock, settings, viewer, tierGate: new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }) };
   }
 
+  /**
+   * The model's is-viewable check for this reader, as query conditions: none for staff (permission 5+),
+   * who see unpublished and private rows; soft delete is applied by every read regardless.
+   */
+  function viewableConditions(model: Model, ctx: ModelContext): Array<(eb: any) => any> {
+    const viewable = model.viewable;
+    if (!viewable || ctx.viewer.current_user_permission >= STAFF_PERMISSION) return [];
+    const now = clock.now();
+    return [(eb) => viewable(eb, ctx.viewer, now)];
+  }
+
   function parseId(model: Model, raw: string): number {
     if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw transactionError(`${model.className} not found`);
     return Number(raw);
@@ -78,7 +90,9 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const model = resource(request, request.params.className, 'read');
     request.logAction = `${model.className}:read`;
     const ctx = await context(request, 'read');
-    const row = await loadRow(db, model, parseId(model, request.params.id));
+    // Soft delete, then the is-viewable check (a row the reader may not see is not found), then the
+    // per-record check; tier gating, the last check, shapes the export.
+    const row = await loadRow(db, model, parseId(model, request.params.id), false, viewableConditions(model, ctx));
     if (!row) throw transactionError(`${model.className} not found`);
     await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
@@ -89,10 +103,11 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     request.logAction = `${model.className}:list`;
     const ctx = await context(request, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
+    params.conditions = viewableConditions(model, ctx);
     // With tier_gate_hide_from_listings, rows the viewer cannot open are not listed (nor counted).
     if (model.gate && settings.bool('tier_gate_hide_from_listings')) {
       const open = await ctx.tierGate!.openRowsCondition(model);
-      if (open) params.conditions = [open];
+      if (open) params.conditions.push(open);
     }
     const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
     const data: Row[] = [];

@@ -10,8 +10,13 @@ import { pageViewer } from '../viewer.js';
 
 const RSS_ITEMS = 50;
 
+/**
+ * Text as XML character data: the five special characters escaped, and characters XML 1.0 forbids
+ * (control characters, lone surrogates, U+FFFE/U+FFFF) dropped, so a stray one cannot break the feed.
+ */
 function xml(text: string): string {
-  return text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '').replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
 }
 
 /** The body as paragraphs of plain text: stored bodies are staff-written HTML, shown here without markup. */
