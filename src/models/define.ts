@@ -94,6 +94,11 @@ export interface ModelDeclaration {
   owner: string | null;
   /** Soft-delete column; defaults to {prefix}_delete_time when declared among the columns. */
   deleteColumn?: string | null;
+  /**
+   * A model with no soft-delete column whose rows are links, not records (a group membership): DELETE
+   * removes the row. Without it, such a model answers DELETE with 404.
+   */
+  deleteRemovesRow?: boolean;
   /** The plugin the model belongs to; it is a resource only while that plugin is active. */
   plugin?: string;
   columns: Record<string, ColumnSpec>;

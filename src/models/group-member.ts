@@ -12,8 +12,8 @@ async function touchesTierGroup(row: Row, db: Parameters<typeof isTierGroup>[0])
 }
 
 /**
- * GroupMember: staff only. grm_foreign_key_id is the member's user id. Tier memberships are made and
- * ended by the tier services (the grant and removal paths, manual assignment), never over CRUD.
+ * GroupMember: staff only. grm_foreign_key_id is the member's user id; DELETE removes the membership.
+ * Tier memberships are made and ended by the tier services (the grant and removal paths, manual assignment), never over CRUD.
  */
 export const GroupMember = defineModel({
   className: 'GroupMember',
@@ -22,6 +22,8 @@ export const GroupMember = defineModel({
   primaryKey: 'grm_group_member_id',
   owner: null,
   deleteColumn: null,
+  // Memberships are links (the platform removes them outright); tier memberships stay refused by the write check.
+  deleteRemovesRow: true,
   columns: {
     grm_group_member_id: col.serial(),
     grm_grp_group_id: col.bigint({ required: true }),

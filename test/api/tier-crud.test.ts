@@ -183,4 +183,27 @@ describe('Group and GroupMember over CRUD', () => {
     const notStaff = await post('Group', { grp_name: 'nope', grp_category: 'club' }, member);
     expect(notStaff.statusCode).toBe(403);
   });
+
+  it('DELETE removes a plain membership for staff; a tier membership, a member caller and a second DELETE are refused', async () => {
+    const made = await post('Group', { grp_name: 'knitting', grp_category: 'club' });
+    const { userId } = await t.createUser();
+    const join = await post('GroupMember', { grm_grp_group_id: String(made.json.data.grp_group_id), grm_foreign_key_id: String(userId) });
+    const id = join.json.data.grm_group_member_id as number;
+    const byMember = await t.request({ method: 'DELETE', url: `/api/v1/GroupMember/${id}`, headers: member });
+    expect(byMember.statusCode).toBe(403);
+    const del = await t.request({ method: 'DELETE', url: `/api/v1/GroupMember/${id}`, headers: staff });
+    expect(del.statusCode, del.body).toBe(200);
+    expect(del.json).toMatchObject({ success_message: 'Deletion successful.', data: { grm_group_member_id: id, grm_foreign_key_id: userId } });
+    expect(await t.services.db.selectFrom('grm_group_members').select('grm_group_member_id').where('grm_group_member_id', '=', id).execute()).toEqual([]);
+    const again = await t.request({ method: 'DELETE', url: `/api/v1/GroupMember/${id}`, headers: staff });
+    expect(again.statusCode).toBe(400);
+    expect(again.json).toMatchObject({ errortype: 'TransactionError', error: 'GroupMember not found' });
+
+    const tier = await createTier(t, { name: 'crud_keep', level: 3 });
+    await t.services.tiers.membership.assignManually(userId, tier.tierId, null);
+    const [membership] = await tierMemberships(t, userId);
+    const refused = await t.request({ method: 'DELETE', url: `/api/v1/GroupMember/${membership!.grm_group_member_id}`, headers: staff });
+    expect(refused.statusCode).toBe(403);
+    expect(await tierMemberships(t, userId)).toEqual([membership]);
+  });
 });

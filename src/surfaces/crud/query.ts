@@ -94,6 +94,10 @@ export async function insertRow(db: Kysely<DB>, model: Model, values: Row): Prom
   return Number((row as Row)[model.primaryKey]);
 }
 
+export async function deleteRow(db: Kysely<DB>, model: Model, id: number): Promise<void> {
+  await anyDb(db).deleteFrom(model.table).where(model.primaryKey, '=', id).execute();
+}
+
 export async function updateRow(db: Kysely<DB>, model: Model, id: number, values: Row): Promise<void> {
   if (Object.keys(values).length === 0) return;
   await anyDb(db).updateTable(model.table).set(values).where(model.primaryKey, '=', id).execute();

@@ -12,7 +12,7 @@ import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { TierGate } from '../../tiers/gate-context.js';
 import { STAFF_PERMISSION } from '../../tiers/gating.js';
 import { exportRow } from './export.js';
-import { insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
+import { deleteRow, insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
 import { stampTimes, updateRecord } from './write.js';
 
 type Verb = 'read' | 'write';
@@ -157,11 +157,15 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const ctx = await context(request, 'delete');
     const id = parseId(model, request.params.id);
     const deleteColumn = model.deleteColumn;
-    if (!deleteColumn) throw noSuchClass(request);
+    if (!deleteColumn && !model.deleteRemovesRow) throw noSuchClass(request);
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
       if (!stored) throw transactionError(`${model.className} not found`);
       await authorizeRecord(model, stored, 'write', ctx);
+      if (!deleteColumn) {
+        await deleteRow(trx, model, id);
+        return stored;
+      }
       const changes: Row = { [deleteColumn]: clock.now() };
       stampTimes(model, changes, clock.now(), false);
       await updateRow(trx, model, id, changes);
