@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createHash, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../src/accounts/api-keys.js';
 import { formToken } from '../../src/web/sessions.js';
@@ -49,6 +49,10 @@ describe('POST /auth/web_session and the bridge', () => {
   it('starts an app-context web session once, within 60 seconds, and redirects 302 to the target', async () => {
     const { userId, headers } = await sessionKey();
     const issued = await t.request({ method: 'POST', url: '/api/v1/auth/web_session', headers, payload: { target: '/profile/subscription?tab=1' } });
+    // Only the token's hash is stored.
+    const token = /([0-9a-f]{64})$/.exec(issued.json.data.bridge_url)![1]!;
+    const stored = await t.services.db.selectFrom('wsb_web_session_bridges').select('wsb_token_hash').where('wsb_usr_user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(stored.wsb_token_hash).toBe(createHash('sha256').update(token).digest('hex'));
     const c = webClient(t);
     const first = await c.get(issued.json.data.bridge_url);
     expect(first.statusCode).toBe(302);
