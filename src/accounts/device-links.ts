@@ -24,6 +24,23 @@ export function normaliseLinkCode(input: string): string {
   return input.toUpperCase().replace(/[\s-]/g, '');
 }
 
+/** The longest sealed vault key accepted (decoded bytes): a sealed 32-to-64-byte secret plus its envelope. */
+export const SEALED_VAULT_KEY_MAX_BYTES = 1024;
+
+/**
+ * An optional sealed vault key from the approving page: canonical base64, 1 to SEALED_VAULT_KEY_MAX_BYTES
+ * bytes. It is opaque here (only the device's private key opens it), so nothing more can be checked.
+ */
+export function validateSealedVaultKey(raw: unknown): string | null {
+  if (raw === undefined || raw === null || raw === '') return null;
+  if (typeof raw !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) throw new DeviceLinkInputError('sealed_vault_key', 'sealed_vault_key must be base64');
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.length === 0 || bytes.length > SEALED_VAULT_KEY_MAX_BYTES || bytes.toString('base64') !== raw) {
+    throw new DeviceLinkInputError('sealed_vault_key', 'sealed_vault_key is not a sealed key');
+  }
+  return raw;
+}
+
 /** An optional X25519 public key: base64 of exactly 32 bytes. */
 export function validateDevicePubkey(raw: unknown): string | null {
   if (raw === undefined || raw === null || raw === '') return null;
@@ -79,11 +96,12 @@ export type PollOutcome =
   | { kind: 'pending' }
   | { kind: 'denied' }
   | { kind: 'already_delivered' }
-  | { kind: 'approved'; key: IssuedKey };
+  | { kind: 'approved'; key: IssuedKey; sealedVaultKey: string | null };
 
 /**
  * One poll. The credential is minted on the first poll after approval, in the same transaction that
- * moves the ceremony to 'delivered', so it is handed out exactly once and never stored in the clear.
+ * moves the ceremony to 'delivered', so it is handed out exactly once and never stored in the clear. A
+ * sealed vault key left by the approving user is handed out with it and scrubbed in that transaction.
  */
 export async function pollDeviceLink(db: Kysely<DB>, clock: Clock, pollToken: string, sessionLifetimeDays: number): Promise<PollOutcome> {
   if (!/^[0-9a-f]{64}$/.test(pollToken)) return { kind: 'not_found' };
@@ -108,10 +126,10 @@ export async function pollDeviceLink(db: Kysely<DB>, clock: Clock, pollToken: st
     });
     await trx
       .updateTable('dvl_device_links')
-      .set({ dvl_status: 'delivered', dvl_apk_api_key_id: key.apiKeyId, dvl_delivered_time: now })
+      .set({ dvl_status: 'delivered', dvl_apk_api_key_id: key.apiKeyId, dvl_delivered_time: now, dvl_sealed_vault_key: null })
       .where('dvl_device_link_id', '=', row.dvl_device_link_id)
       .execute();
-    return { kind: 'approved' as const, key };
+    return { kind: 'approved' as const, key, sealedVaultKey: row.dvl_sealed_vault_key };
   });
 }
 
@@ -119,6 +137,8 @@ export interface PendingLink {
   id: number;
   deviceName: string;
   platform: Platform;
+  /** The device's X25519 public key (base64), when it sent one: the key a vault secret is sealed to. */
+  devicePubkey: string | null;
 }
 
 export async function findPendingLink(db: Kysely<DB>, clock: Clock, code: string): Promise<PendingLink | null> {
@@ -126,20 +146,23 @@ export async function findPendingLink(db: Kysely<DB>, clock: Clock, code: string
   if (!/^[A-Z0-9]{8}$/.test(normalised)) return null;
   const row = await db
     .selectFrom('dvl_device_links')
-    .select(['dvl_device_link_id', 'dvl_device_name', 'dvl_platform'])
+    .select(['dvl_device_link_id', 'dvl_device_name', 'dvl_platform', 'dvl_device_pubkey'])
     .where('dvl_link_code', '=', normalised)
     .where('dvl_status', '=', 'pending')
     .where('dvl_expires_time', '>', clock.now())
     .executeTakeFirst();
-  return row ? { id: row.dvl_device_link_id, deviceName: row.dvl_device_name, platform: row.dvl_platform } : null;
+  return row ? { id: row.dvl_device_link_id, deviceName: row.dvl_device_name, platform: row.dvl_platform, devicePubkey: row.dvl_device_pubkey } : null;
 }
 
-/** The signed-in user approves (or refuses) a pending ceremony; false when it is no longer pending. */
-export async function decideDeviceLink(db: Kysely<DB>, clock: Clock, linkId: number, userId: number, approve: boolean): Promise<boolean> {
+/**
+ * The signed-in user approves (or refuses) a pending ceremony; false when it is no longer pending. An
+ * approval may carry the user's vault secret sealed to the device's key (only a refusal drops it).
+ */
+export async function decideDeviceLink(db: Kysely<DB>, clock: Clock, linkId: number, userId: number, approve: boolean, sealedVaultKey: string | null = null): Promise<boolean> {
   const now = clock.now();
   const result = await db
     .updateTable('dvl_device_links')
-    .set({ dvl_status: approve ? 'approved' : 'denied', dvl_usr_user_id: userId, dvl_decided_time: now })
+    .set({ dvl_status: approve ? 'approved' : 'denied', dvl_usr_user_id: userId, dvl_decided_time: now, dvl_sealed_vault_key: approve ? sealedVaultKey : null })
     .where('dvl_device_link_id', '=', linkId)
     .where('dvl_status', '=', 'pending')
     .where('dvl_expires_time', '>', now)

@@ -233,6 +233,8 @@ export interface DeviceLinksTable {
   dvl_expires_time: Timestamp;
   dvl_decided_time: Nullable<Timestamp>;
   dvl_delivered_time: Nullable<Timestamp>;
+  /** The approving user's vault secret sealed to dvl_device_pubkey; null once delivered. */
+  dvl_sealed_vault_key: Nullable<string>;
 }
 
 export type PaymentSource = 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store';

@@ -1,3 +1,4 @@
+import { createCipheriv, createHash, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../src/accounts/api-keys.js';
 import { formToken } from '../../src/web/sessions.js';
@@ -48,6 +49,10 @@ describe('POST /auth/web_session and the bridge', () => {
   it('starts an app-context web session once, within 60 seconds, and redirects 302 to the target', async () => {
     const { userId, headers } = await sessionKey();
     const issued = await t.request({ method: 'POST', url: '/api/v1/auth/web_session', headers, payload: { target: '/profile/subscription?tab=1' } });
+    // Only the token's hash is stored.
+    const token = /([0-9a-f]{64})$/.exec(issued.json.data.bridge_url)![1]!;
+    const stored = await t.services.db.selectFrom('wsb_web_session_bridges').select('wsb_token_hash').where('wsb_usr_user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(stored.wsb_token_hash).toBe(createHash('sha256').update(token).digest('hex'));
     const c = webClient(t);
     const first = await c.get(issued.json.data.bridge_url);
     expect(first.statusCode).toBe(302);
@@ -152,6 +157,114 @@ describe('device link', () => {
     const second = await poll(token);
     expect(second.statusCode).toBe(409);
     expect(second.json.errortype).toBe('ActionError');
+  });
+
+  describe('sealed_vault_key', () => {
+    const INFO = Buffer.from('gatehouse device-link vault key');
+
+    /** The device's X25519 key pair (its private key never leaves the device). */
+    function deviceKeys() {
+      const { publicKey, privateKey } = generateKeyPairSync('x25519');
+      const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+      return { pubkeyB64: raw.toString('base64'), privateKey };
+    }
+
+    const x25519Public = (raw: Buffer) => createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b656e032100', 'hex'), raw]), format: 'der', type: 'spki' });
+
+    /** What the approving user's own client does: seal the vault secret to the device's public key (ECIES). */
+    function seal(secret: Buffer, devicePubkeyB64: string): string {
+      const eph = generateKeyPairSync('x25519');
+      const ephRaw = eph.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+      const shared = diffieHellman({ privateKey: eph.privateKey, publicKey: x25519Public(Buffer.from(devicePubkeyB64, 'base64')) });
+      const key = Buffer.from(hkdfSync('sha256', shared, Buffer.concat([ephRaw, Buffer.from(devicePubkeyB64, 'base64')]), INFO, 32));
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const ct = Buffer.concat([cipher.update(secret), cipher.final()]);
+      return Buffer.concat([ephRaw, iv, cipher.getAuthTag(), ct]).toString('base64');
+    }
+
+    /** What the device does with the first poll's sealed_vault_key. */
+    function open(sealedB64: string, devicePubkeyB64: string, privateKey: KeyObject): Buffer {
+      const blob = Buffer.from(sealedB64, 'base64');
+      const ephRaw = blob.subarray(0, 32);
+      const shared = diffieHellman({ privateKey, publicKey: x25519Public(ephRaw) });
+      const key = Buffer.from(hkdfSync('sha256', shared, Buffer.concat([ephRaw, Buffer.from(devicePubkeyB64, 'base64')]), INFO, 32));
+      const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(32, 44));
+      decipher.setAuthTag(blob.subarray(44, 60));
+      return Buffer.concat([decipher.update(blob.subarray(60)), decipher.final()]);
+    }
+
+    async function decide(code: string, fields: Record<string, string>) {
+      const u = await t.createUser();
+      const c = await signIn(t, u.email, u.password);
+      const page = await c.get(`/device?code=${encodeURIComponent(code)}`);
+      const session = (await t.services.webSessions.load(c.jar.cookies.get('gatehouse_session')))!;
+      const res = await c.postForm('/device', { code, form_token: formToken(session, 'device'), ...fields });
+      return { page: page.body, res };
+    }
+
+    it('is delivered once, only when the approver sealed the vault secret to device_pubkey, and opens with the device private key', async () => {
+      const device = deviceKeys();
+      const s = await start({ device_name: 'Vault laptop', platform: 'linux', device_pubkey: device.pubkeyB64 });
+      const vaultSecret = randomBytes(32);
+      const { page, res } = await decide(s.json.data.link_code, { decision: 'approve', sealed_vault_key: seal(vaultSecret, device.pubkeyB64) });
+      // The approval page hands the device's key to the client that seals (the user's vault holder).
+      expect(page).toContain(`data-device-pubkey="${device.pubkeyB64}"`);
+      expect(page).toContain('name="sealed_vault_key"');
+      expect(res.statusCode).toBe(200);
+      const first = await poll(s.json.data.poll_token);
+      expect(Object.keys(first.json.data).sort()).toEqual(['device_id', 'expires_time', 'public_key', 'sealed_vault_key', 'secret_key', 'status']);
+      expect(open(first.json.data.sealed_vault_key, device.pubkeyB64, device.privateKey).equals(vaultSecret)).toBe(true);
+      // Another key pair cannot open it.
+      expect(() => open(first.json.data.sealed_vault_key, device.pubkeyB64, deviceKeys().privateKey)).toThrow();
+      // Delivered once, then scrubbed from the ceremony.
+      expect((await poll(s.json.data.poll_token)).statusCode).toBe(409);
+      const row = await t.services.db.selectFrom('dvl_device_links').select(['dvl_sealed_vault_key', 'dvl_status']).where('dvl_apk_api_key_id', '=', first.json.data.device_id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ dvl_sealed_vault_key: null, dvl_status: 'delivered' });
+    });
+
+    it('is absent when the approver has no vault to seal, and when the device sent no key', async () => {
+      const device = deviceKeys();
+      const withKey = await start({ device_name: 'Plain laptop', platform: 'macos', device_pubkey: device.pubkeyB64 });
+      await decide(withKey.json.data.link_code, { decision: 'approve', sealed_vault_key: '' });
+      const a = await poll(withKey.json.data.poll_token);
+      expect(a.json.data.status).toBe('approved');
+      expect(a.json.data).not.toHaveProperty('sealed_vault_key');
+
+      const noKey = await start({ device_name: 'Keyless', platform: 'windows' });
+      const { page } = await decide(noKey.json.data.link_code, { decision: 'approve' });
+      expect(page).not.toContain('data-device-pubkey');
+      expect(page).not.toContain('name="sealed_vault_key"');
+      const b = await poll(noKey.json.data.poll_token);
+      expect(b.json.data.status).toBe('approved');
+      expect(b.json.data).not.toHaveProperty('sealed_vault_key');
+    });
+
+    it('refuses a sealed key for a device that sent no key, or one that is not base64, deciding nothing', async () => {
+      const device = deviceKeys();
+      const noKey = await start({ device_name: 'Keyless', platform: 'windows' });
+      const refused = await decide(noKey.json.data.link_code, { decision: 'approve', sealed_vault_key: seal(randomBytes(32), device.pubkeyB64) });
+      expect(refused.res.statusCode).toBe(400);
+      expect(refused.res.body).toContain('This device sent no key to seal to.');
+      expect((await poll(noKey.json.data.poll_token)).json.data).toEqual({ status: 'pending', poll_after: 3 });
+
+      const withKey = await start({ device_name: 'Vault laptop', platform: 'linux', device_pubkey: device.pubkeyB64 });
+      // Not base64; not canonical base64; longer than any sealed key.
+      for (const bad of ['not base64!', 'QUJ', 'A'.repeat(2000)]) {
+        const r = await decide(withKey.json.data.link_code, { decision: 'approve', sealed_vault_key: bad });
+        expect(r.res.statusCode, bad).toBe(400);
+      }
+      expect((await poll(withKey.json.data.poll_token)).json.data).toEqual({ status: 'pending', poll_after: 3 });
+    });
+
+    it('is dropped when the user refuses', async () => {
+      const device = deviceKeys();
+      const s = await start({ device_name: 'Vault laptop', platform: 'linux', device_pubkey: device.pubkeyB64 });
+      await decide(s.json.data.link_code, { decision: 'deny', sealed_vault_key: seal(randomBytes(32), device.pubkeyB64) });
+      expect((await poll(s.json.data.poll_token)).json.data).toEqual({ status: 'denied' });
+      const row = await t.services.db.selectFrom('dvl_device_links').select('dvl_sealed_vault_key').where('dvl_status', '=', 'denied').where('dvl_device_pubkey', '=', device.pubkeyB64).executeTakeFirstOrThrow();
+      expect(row.dvl_sealed_vault_key).toBeNull();
+    });
   });
 
   it('reports denied when the user refuses', async () => {

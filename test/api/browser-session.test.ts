@@ -124,6 +124,43 @@ describe('website sign-in', () => {
   });
 });
 
+describe('website session lifetime', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { web_session_lifetime_hours: 2, web_session_idle_minutes: 60 } });
+  });
+  afterAll(async () => t.close());
+
+  it('ends a session at its absolute lifetime even while it is in use, and the cookie says so', async () => {
+    const { email, password } = await t.createUser();
+    const c = webClient(t);
+    const form = await c.get('/login');
+    const res = await c.postForm('/login', { email, password, form_token: c.formToken(form.body) });
+    expect(res.statusCode).toBe(303);
+    expect(res.cookies.find((k) => k.name === 'gatehouse_session')!.maxAge).toBe(2 * 3600);
+    // Used every 50 minutes, it never goes idle, but it still ends after 2 hours.
+    for (let i = 0; i < 2; i++) {
+      t.clock.advanceSeconds(50 * 60);
+      expect((await c.api('GET', SESSION)).statusCode, `after ${(i + 1) * 50} minutes`).toBe(200);
+    }
+    t.clock.advanceSeconds(19 * 60);
+    expect((await c.api('GET', SESSION)).statusCode).toBe(200);
+    t.clock.advanceSeconds(60);
+    const ended = await c.api('GET', SESSION);
+    expect(ended.statusCode).toBe(401);
+    expect(ended.json.errortype).toBe('AuthenticationError');
+  });
+
+  it('ends a session idle for web_session_idle_minutes, and not a minute before', async () => {
+    const { email, password } = await t.createUser();
+    const c = await signIn(t, email, password);
+    t.clock.advanceSeconds(59 * 60);
+    expect((await c.api('GET', SESSION)).statusCode).toBe(200);
+    t.clock.advanceSeconds(60 * 60);
+    expect((await c.api('GET', SESSION)).statusCode).toBe(401);
+  });
+});
+
 describe('the browser-session credential on the API', () => {
   let t: TestApp;
   beforeAll(async () => {

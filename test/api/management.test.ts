@@ -17,10 +17,9 @@ const ENDPOINTS = ['', 'health', 'stats', 'version', 'databases', 'errors/recent
 const url = (endpoint: string) => (endpoint === '' ? M : `${M}/${endpoint}`);
 
 /**
- * The browser-session credential is not produced by the authentication stage yet. Until it is, this probe
- * stands in: after real authentication of a superadmin machine key, a request carrying x-test-as-browser
- * has its principal replaced by the browser principal of the same user, which is what the stage will
- * produce for a signed-in superadmin's web session.
+ * A probe: after real authentication of a superadmin machine key, a request carrying x-test-as-browser has
+ * its principal replaced by the browser principal of the same user, so every endpoint can be tried with a
+ * browser principal cheaply. A real signed-in superadmin (cookie and CSRF) is tried below as well.
  */
 function browserPrincipalProbe(api: FastifyInstance) {
   api.addHook('onRequest', async (request) => {

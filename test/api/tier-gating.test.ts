@@ -189,6 +189,47 @@ describe('tier-gated content', () => {
       }
     });
 
+    it('sends a tierless member where the prompt destination says: the upgrade URL, the tier products, or the contact message', async () => {
+      const tierless = await signIn(t, users.tierless!.email, users.tierless!.password);
+      const prompt = async () => /<div class="card notice" id="gate-prompt">([\s\S]*?)<\/div>/.exec((await tierless.get(`/post/${ids.gated}`)).body)![1]!;
+
+      const contact = await prompt();
+      expect(contact).toContain('Contact us to upgrade your membership and see this content.');
+      expect(contact).not.toContain('<a ');
+
+      await t.services.settings.set('tier_upgrade_url', 'https://members.example.com/plans');
+      try {
+        expect(await prompt()).toContain('<a href="https://members.example.com/plans">Upgrade your membership</a>');
+      } finally {
+        await t.services.settings.set('tier_upgrade_url', '');
+      }
+
+      const now = t.clock.now();
+      const product = await (t.services.db as any)
+        .insertInto('pro_products')
+        .values({ pro_name: 'Premium yearly', pro_link: 'premium-yearly', pro_is_active: true, pro_sbt_subscription_tier_id: premium.tierId, pro_create_time: now, pro_update_time: now })
+        .returning('pro_product_id')
+        .executeTakeFirstOrThrow();
+      await t.services.settings.set('products_active', true);
+      await t.services.settings.set('subscriptions_active', true);
+      try {
+        const products = await prompt();
+        // Each product leads to the member's subscription page, where a plan is chosen or upgraded.
+        expect(products).toMatch(/^<p>Reading on needs the <strong>Premium<\/strong> tier or higher\.<\/p><ul><li><strong>Premium<\/strong>: /);
+        expect(products).toContain(`<a href="/profile/subscription#change-tier" data-product="${product.pro_product_id}">Premium yearly</a></li></ul>`);
+        expect(products).not.toContain('/product/');
+        expect(products).not.toContain('Contact us');
+        const target = await tierless.get('/profile/subscription');
+        expect(target.statusCode).toBe(200);
+        expect(target.body).toContain('id="change-tier"');
+        expect(target.body).toContain(`data-product="${product.pro_product_id}"`);
+      } finally {
+        await t.services.settings.set('products_active', false);
+        await t.services.settings.set('subscriptions_active', false);
+        await (t.services.db as any).deleteFrom('pro_products').where('pro_product_id', '=', product.pro_product_id).execute();
+      }
+    });
+
     it('answers 404 for an unpublished post to non-staff', async () => {
       expect((await webClient(t).get(`/post/${ids.unpublished}`)).statusCode).toBe(404);
     });

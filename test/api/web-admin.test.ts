@@ -32,6 +32,14 @@ describe('admin and profile screens', () => {
     const post = await member.postForm('/admin/settings/subscriptions', { form_token: await token(member, 'subscription-settings'), tier_gate_preview_length: '5' });
     expect(post.statusCode).toBe(403);
     expect(t.services.settings.int('tier_gate_preview_length')).toBe(0);
+    // Nor can a member deactivate or revoke anyone's key, their own included.
+    const victim = await t.keyHeaders();
+    const victimId = (await t.services.db.selectFrom('apk_api_keys').select('apk_api_key_id').where('apk_public_key', '=', victim.headers.public_key!).executeTakeFirstOrThrow()).apk_api_key_id;
+    for (const op of ['deactivate', 'revoke']) {
+      const res = await member.postForm(`/admin/api-keys/${victimId}/${op}`, { form_token: await token(member, 'api-keys') });
+      expect(res.statusCode, op).toBe(403);
+    }
+    expect((await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: victim.headers })).statusCode).toBe(200);
   });
 
   it('creates a machine key, showing the secret once, that authenticates; revoke stops it', async () => {

@@ -28,7 +28,8 @@ describeBrowser('browser: tiers, tier members and products screens', () => {
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOT_DIR, name), fullPage: true });
   const submit = (page: Page, label: string) => Promise.all([page.waitForLoadState('load'), page.click(`button:has-text("${label}")`)]);
 
-  it('staff create a tier with typed features; a value outside min/max is refused next to its field', async () => {
+  // The longest browser path here (two refusals, a save, an edit); it outlasted 30 s on a loaded machine.
+  it('staff create a tier with typed features; a value outside min/max is refused next to its field', { timeout: 90_000 }, async () => {
     const page = await staffPage();
     await page.goto(`${fx.t.baseUrl}/admin/tiers`);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/admin/tiers/new`), page.click('#new-tier')]);

@@ -9,6 +9,7 @@ import * as appLinks from './0007_app_links.js';
 import * as store from './0008_store.js';
 import * as events from './0009_events.js';
 import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
+import * as deviceLinkSealedKey from './0011_device_link_sealed_key.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_store': store,
   '0009_events': events,
   '0010_subscription_lifecycle': subscriptionLifecycle,
+  '0011_device_link_sealed_key': deviceLinkSealedKey,
 };

@@ -67,7 +67,8 @@ export async function appLinksSurface(api: FastifyInstance, services: Services):
       case 'denied':
         return success({ status: 'denied' });
       case 'approved':
-        // sealed_vault_key is added only when the user shares encrypted folders; this service has no vault.
+        // sealed_vault_key only when the approving user's client sealed their vault secret to device_pubkey
+        // (a user with shared encrypted folders); it is opaque to the server.
         return success(
           {
             status: 'approved',
@@ -75,6 +76,7 @@ export async function appLinksSurface(api: FastifyInstance, services: Services):
             secret_key: outcome.key.secretKey,
             device_id: outcome.key.apiKeyId,
             expires_time: outcome.key.expiresTime,
+            ...(outcome.sealedVaultKey !== null ? { sealed_vault_key: outcome.sealedVaultKey } : {}),
           },
           'Device linked.',
         );

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { decideDeviceLink, findPendingLink, formatLinkCode, normaliseLinkCode } from '../../accounts/device-links.js';
+import { DeviceLinkInputError, decideDeviceLink, findPendingLink, formatLinkCode, normaliseLinkCode, validateSealedVaultKey } from '../../accounts/device-links.js';
 import { consumeBridgeToken } from '../../accounts/web-session-bridge.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -41,12 +41,17 @@ export function appLinkPages(web: FastifyInstance, services: Services): void {
       body = html`<div class="card"><p class="notice" role="status" id="device-result">${opts.done}</p></div>`;
     } else if (link) {
       body = html`<div class="card">
+  ${opts.error ? html`<p class="error" role="alert">${opts.error}</p>` : ''}
   <p>A device is asking to be linked to your account:</p>
   <p><strong id="device-name">${link.deviceName}</strong> (${PLATFORM_NAMES[link.platform]})</p>
   <p>Code: <code>${formatLinkCode(normaliseLinkCode(opts.code!))}</code>. Approve it only if you started this on your own device.</p>
-  <form method="post" action="/device">
+  <form method="post" action="/device" id="device-decision"${link.devicePubkey ? html` data-device-pubkey="${link.devicePubkey}"` : ''}>
     <input type="hidden" name="form_token" value="${token}">
     <input type="hidden" name="code" value="${opts.code}">
+    ${link.devicePubkey
+      ? html`<!-- A client holding the user's vault secret (shared encrypted folders) seals it to data-device-pubkey here. -->
+    <input type="hidden" name="sealed_vault_key" id="sealed_vault_key" value="">`
+      : ''}
     <button class="primary" type="submit" name="decision" value="approve">Approve</button>
     <button class="primary" type="submit" name="decision" value="deny" style="background:#6b7280">Refuse</button>
   </form>
@@ -96,7 +101,15 @@ export function appLinkPages(web: FastifyInstance, services: Services): void {
       return sendPage(reply, await devicePage(request, { error: 'That code is not valid or has expired.' }), 404);
     }
     const approve = field(request, 'decision') === 'approve';
-    const decided = await decideDeviceLink(db, clock, link.id, viewer.user.usr_user_id, approve);
+    let sealed: string | null;
+    try {
+      sealed = validateSealedVaultKey(field(request, 'sealed_vault_key'));
+      if (sealed !== null && link.devicePubkey === null) throw new DeviceLinkInputError('sealed_vault_key', 'This device sent no key to seal to.');
+    } catch (e) {
+      if (!(e instanceof DeviceLinkInputError)) throw e;
+      return sendPage(reply, await devicePage(request, { code, error: e.message }), 400);
+    }
+    const decided = await decideDeviceLink(db, clock, link.id, viewer.user.usr_user_id, approve, sealed);
     if (!decided) return sendPage(reply, await devicePage(request, { error: 'That code is not valid or has expired.' }), 409);
     return sendPage(reply, await devicePage(request, { done: approve ? `${link.deviceName} is now linked to your account.` : `${link.deviceName} was refused.` }));
   });
