@@ -1,5 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /** Just enough SMTP to accept messages: no TLS offered, no auth required. */
@@ -68,7 +68,7 @@ describe('outgoing mail', () => {
       const { email } = await t.createUser();
       const res = await t.request({ method: 'POST', url: '/api/v1/action/password_reset_1', payload: { email } });
       expect(res.statusCode).toBe(200);
-      expect(smtp.messages).toHaveLength(1);
+      await vi.waitFor(() => expect(smtp.messages).toHaveLength(1));
       const [m] = smtp.messages;
       expect(m!.from).toBe('MAIL FROM:<members@example.org>');
       expect(m!.to).toEqual([`RCPT TO:<${email}>`]);
@@ -79,6 +79,27 @@ describe('outgoing mail', () => {
       expect(rows).toEqual([]);
     } finally {
       await t.services.settings.set('smtp_host', '');
+    }
+  });
+
+  it('answers without waiting for the SMTP server, so its delay cannot tell whether the address has an account', async () => {
+    // A server that accepts the connection and never greets: a request that waited for it would hang.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    await t.services.settings.set('smtp_host', '127.0.0.1');
+    await t.services.settings.set('smtp_port', (silent.address() as AddressInfo).port);
+    try {
+      const { email } = await t.createUser();
+      for (const address of [email, 'nobody-here@example.org']) {
+        const res = await t.request({ method: 'POST', url: '/api/v1/action/password_reset_1', payload: { email: address } });
+        expect(res.statusCode).toBe(200);
+      }
+      await vi.waitFor(() => expect(held.length).toBe(1)); // the one real account's mail is on its way
+    } finally {
+      await t.services.settings.set('smtp_host', '');
+      for (const socket of held) socket.destroy();
+      silent.close();
     }
   });
 });

@@ -3,7 +3,7 @@ import { SURFACE_AUTH_DEFAULTS } from '../../actions/auth-contract.js';
 import type { Action, ActionContext, ActionResult, Attachment } from '../../actions/define.js';
 import { IdempotencyStore, MAX_KEY_LENGTH, idempotencyScope, requestFingerprint, type ClaimOutcome } from '../../actions/idempotency.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
-import { mailerFromSettings, type MailMessage } from '../../actions/mailer.js';
+import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
 import { failure, serializeApiPayload, success } from '../../http/envelope.js';
 import { ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
@@ -168,13 +168,18 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   if (decision?.sessionWrite && webSession) await services.webSessions.saveData(webSession.id, webSession.data);
   if (outbox.length > 0) {
     const mailer = mailerFromSettings(settings, db, clock);
-    for (const message of outbox) {
-      try {
-        await mailer.send(message);
-      } catch (err) {
-        request.log.error({ err, action: name, template: message.template }, 'outgoing mail failed');
+    const sending = (async () => {
+      for (const message of outbox) {
+        try {
+          await mailer.send(message);
+        } catch (err) {
+          request.log.error({ err, action: name, template: message.template }, 'outgoing mail failed');
+        }
       }
-    }
+    })();
+    // SMTP goes out after the answer: its delay would tell a caller whether an address has an account
+    // (password_reset_1 mails only real ones). The outbox table is a quick local write and stays in line.
+    if (mailer instanceof OutboxMailer) await sending;
   }
   return sendStored(reply, status, text, false);
 }
