@@ -320,7 +320,7 @@ describe('CRUD endpoints', () => {
     it.each([
       ['Event', 'evt', 'evt_event_id', { evt_name: 'n' }],
       ['Product', 'pro', 'pro_product_id', { pro_name: 'n', pro_link: 'l' }],
-      ['Post', 'pst', 'pst_post_id', { pst_title: 'n' }],
+      ['Post', 'pst', 'pst_post_id', { pst_title: 'n', pst_is_published: 'true' }],
     ] as const)('%s collections take max_visible_tier_level as a declared filter, counted in num_results', async (cls, prefix, pk, required) => {
       const made: Record<string, number> = {};
       for (const [label, level] of [['free', ''], ['one', '1'], ['three', '3']] as const) {

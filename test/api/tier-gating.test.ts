@@ -164,6 +164,24 @@ describe('tier-gated content', () => {
         expect(res.body.match(/<item>/g)).toHaveLength(2);
       }
     });
+
+    it('stays full when the newest posts are all gated: gated posts are left out before the item limit', async () => {
+      const now = t.clock.now();
+      const gated = Array.from({ length: 260 }, (_, i) => ({
+        pst_usr_user_id: author, pst_title: `Gated ${i}`, pst_body: BODY, pst_is_published: true, pst_tier_min_level: 10,
+        pst_published_time: now, pst_create_time: now, pst_update_time: now,
+      }));
+      const made = await (t.services.db as any).insertInto('pst_posts').values(gated).returning('pst_post_id').execute();
+      try {
+        const res = await t.request({ method: 'GET', url: '/rss' });
+        expect(res.statusCode).toBe(200);
+        expect(res.body).toContain(`/post/${ids.open}</link>`);
+        expect(res.body).toContain(`/post/${ids.earlyOver}</link>`);
+        expect(res.body).not.toContain('vault code');
+      } finally {
+        await (t.services.db as any).deleteFrom('pst_posts').where('pst_post_id', 'in', made.map((r: any) => r.pst_post_id)).execute();
+      }
+    });
   });
 
   describe('the post page', () => {
