@@ -66,7 +66,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   // Invalid tier feature definitions stop the start here, with a message naming the file and key.
   const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
   installFeatureRegistry(tiers.registry);
-  setTierResolver((database, userId) => tiers.sessionTier(database, userId));
+  setTierResolver((database, userId, known) => tiers.sessionTier(database, userId, known));
   const settings = new Settings(db, clock);
   const plugins = new Plugins(db, clock, opts.pluginsDir);
   await Promise.all([settings.load(), plugins.load()]);

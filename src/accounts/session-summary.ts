@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { displayName } from './users.js';
+import type { UserTier } from '../tiers/features.js';
 
 export interface TierSummary {
   name: string;
@@ -17,7 +18,7 @@ export interface SessionUserSummary {
 }
 
 /** Resolves the user's tier for the summary; the tier system plugs in here, tierless until then. */
-export type TierResolver = (db: Kysely<DB>, userId: number) => Promise<TierSummary | null>;
+export type TierResolver = (db: Kysely<DB>, userId: number, known?: UserTier | null) => Promise<TierSummary | null>;
 
 let tierResolver: TierResolver = async () => null;
 
@@ -29,12 +30,14 @@ export function setTierResolver(resolver: TierResolver): void {
 export async function sessionUserSummary(
   db: Kysely<DB>,
   user: { usr_user_id: number; usr_email: string; usr_first_name: string; usr_last_name: string | null; usr_nickname: string | null; usr_permission: number },
+  /** The user's tier when the caller has read it already (undefined: read it here). */
+  knownTier?: UserTier | null,
 ): Promise<SessionUserSummary> {
   return {
     user_id: user.usr_user_id,
     display_name: displayName(user),
     email: user.usr_email,
     permission: user.usr_permission,
-    tier: await tierResolver(db, user.usr_user_id),
+    tier: await tierResolver(db, user.usr_user_id, knownTier),
   };
 }

@@ -25,13 +25,20 @@ export async function fetchUserTier(db: Kysely<DB>, userId: number): Promise<Use
     .where('sbt_delete_time', 'is', null)
     .where('sbt_is_active', '=', true)
     .executeTakeFirst();
-  if (!row) return null;
+  return userTierFromRow(row ?? null);
+}
+
+/** The tier columns of a row (fetchUserTier's, or the key lookup's left join) as a UserTier; null when absent. */
+export function userTierFromRow(
+  row: { sbt_subscription_tier_id: number | null; sbt_name: string | null; sbt_display_name: string | null; sbt_tier_level: number | null; sbt_features: unknown } | null,
+): UserTier | null {
+  if (!row || row.sbt_subscription_tier_id === null) return null;
   return {
     tierId: row.sbt_subscription_tier_id,
-    name: row.sbt_name,
-    displayName: row.sbt_display_name,
-    level: row.sbt_tier_level,
-    features: row.sbt_features ?? {},
+    name: row.sbt_name ?? '',
+    displayName: row.sbt_display_name ?? '',
+    level: row.sbt_tier_level ?? 0,
+    features: (row.sbt_features as Record<string, unknown> | null) ?? {},
   };
 }
 
@@ -53,6 +60,11 @@ export class TierFeatureReader {
     private readonly db: Kysely<DB>,
     private readonly registry: FeatureRegistry,
   ) {}
+
+  /** The user's tier as already read in this scope (authentication reads it with the key). */
+  prime(userId: number, tier: UserTier | null): void {
+    if (!this.tiers.has(userId)) this.tiers.set(userId, Promise.resolve(tier));
+  }
 
   getUserTier(userId: number): Promise<UserTier | null> {
     let tier = this.tiers.get(userId);

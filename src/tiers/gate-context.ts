@@ -3,7 +3,7 @@ import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Model, ModelContext, Row } from '../models/define.js';
 import type { Settings } from '../settings/store.js';
-import { fetchUserTier } from './features.js';
+import { fetchUserTier, type UserTier } from './features.js';
 import { STAFF_PERMISSION, decideTierAccess, gatePreview, type EntityGate, type TierAccessResult, type TierCatalogue } from './gating.js';
 
 export interface GateViewerIdentity {
@@ -30,6 +30,8 @@ export function entityGate(model: Model, row: Row): EntityGate {
   };
 }
 
+const NO_CATALOGUE: TierCatalogue = { tiers: [], products: [], storeActive: false, upgradeUrl: '' };
+
 export function storeActive(settings: Settings): boolean {
   return settings.bool('products_active') && settings.bool('subscriptions_active');
 }
@@ -47,6 +49,8 @@ export class TierGate {
     private readonly settings: Settings,
     private readonly clock: Clock,
     readonly viewer: GateViewerIdentity,
+    /** Where the viewer's tier comes from: the request's tier reader when there is one. */
+    private readonly userTier: (userId: number) => Promise<UserTier | null> = (userId) => fetchUserTier(db, userId),
   ) {}
 
   get isStaff(): boolean {
@@ -55,7 +59,7 @@ export class TierGate {
 
   viewerLevel(): Promise<number | null> {
     if (this.viewer.userId === null) return Promise.resolve(null);
-    this.level ??= fetchUserTier(this.db, this.viewer.userId).then((t) => t?.level ?? null);
+    this.level ??= this.userTier(this.viewer.userId).then((t) => t?.level ?? null);
     return this.level;
   }
 
@@ -90,7 +94,8 @@ export class TierGate {
   }
 
   async checkGate(gate: EntityGate): Promise<TierAccessResult> {
-    const [tierLevel, catalogue] = await Promise.all([this.viewerLevel(), this.catalogue()]);
+    // An ungated entity's result names no tier: the catalogue is read only for gated ones.
+    const [tierLevel, catalogue] = await Promise.all([this.viewerLevel(), gate.minLevel === null ? NO_CATALOGUE : this.catalogue()]);
     return decideTierAccess(gate, { userId: this.viewer.userId, permission: this.viewer.permission, tierLevel }, catalogue, this.clock.now());
   }
 

@@ -4,7 +4,7 @@ import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { tierFeatureAudit, tierFeatureAuditReport } from './audit.js';
 import { FeatureRegistry, type FeatureRegistryOptions } from './feature-registry.js';
-import { TierFeatureReader, fetchUserTier } from './features.js';
+import { TierFeatureReader, fetchUserTier, type UserTier } from './features.js';
 import { TierMembershipService } from './membership.js';
 
 /**
@@ -39,8 +39,8 @@ export class TierSystem {
   }
 
   /** The session user summary's tier: name, level and every declared feature resolved; null when tierless. */
-  async sessionTier(db: Kysely<DB>, userId: number): Promise<TierSummary | null> {
-    const tier = await fetchUserTier(db, userId);
+  async sessionTier(db: Kysely<DB>, userId: number, known?: UserTier | null): Promise<TierSummary | null> {
+    const tier = known !== undefined ? known : await fetchUserTier(db, userId);
     if (!tier) return null;
     return { name: tier.name, tier_level: tier.level, features: this.registry.resolveAll(tier.features) };
   }

@@ -6,6 +6,7 @@ import { ApiError, authError } from '../errors.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache.js';
 import { CSRF_HEADER } from '../../web/sessions.js';
+import { userTierFromRow } from '../../tiers/features.js';
 
 const LAST_USED_REFRESH_MS = 3600_000;
 const verificationCache = new VerificationCache();
@@ -42,14 +43,20 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
   };
   if (!publicKey || !secretKey) return fail(authError(400, 'Missing API key headers public_key and secret_key'));
 
+  // The user's tier comes along (at most one tier membership per user), saving the request a query.
   const row = await db
     .selectFrom('apk_api_keys')
     .innerJoin('usr_users', 'usr_user_id', 'apk_usr_user_id')
+    .leftJoin('grm_group_members', (join) => join.onRef('grm_foreign_key_id', '=', 'usr_user_id').on('grm_sbt_subscription_tier_id', 'is not', null))
+    .leftJoin('sbt_subscription_tiers', (join) =>
+      join.onRef('sbt_subscription_tier_id', '=', 'grm_sbt_subscription_tier_id').on('sbt_delete_time', 'is', null).on('sbt_is_active', '=', true),
+    )
     .select([
       'apk_api_key_id', 'apk_type', 'apk_permission', 'apk_public_key', 'apk_secret_hash', 'apk_is_active',
       'apk_start_time', 'apk_expires_time', 'apk_last_used_time', 'apk_ip_restriction', 'apk_delete_time',
       'usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission',
       'usr_delete_time', 'usr_is_disabled',
+      'sbt_subscription_tier_id', 'sbt_name', 'sbt_display_name', 'sbt_tier_level', 'sbt_features',
     ])
     .where('apk_public_key', '=', publicKey)
     .executeTakeFirst();
@@ -103,6 +110,7 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
       usr_permission: row.usr_permission,
     },
     capability: row.apk_type === 'session' ? 4 : row.apk_permission,
+    userTier: userTierFromRow(row),
   };
 }
 
@@ -166,6 +174,7 @@ export function authenticateRequest(services: Services, request: FastifyRequest)
   if (!pending) {
     pending = resolvePrincipal(services, request).then((p) => {
       request.principal = p;
+      if (p.user && p.userTier !== undefined) services.tiers.readerFor(request).prime(p.user.usr_user_id, p.userTier);
       return p;
     });
     inFlight.set(request, pending);

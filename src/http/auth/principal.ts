@@ -1,4 +1,5 @@
 import type { ApiKeyType } from '../../db/types.js';
+import type { UserTier } from '../../tiers/features.js';
 
 export type Credential = 'machine' | 'session' | 'browser' | 'guest';
 
@@ -32,4 +33,6 @@ export interface Principal {
   webSessionId?: number;
   /** A login-as browser session: the staff member acting as `user`. */
   loginAsBy?: number | null;
+  /** The user's tier when authentication read it along with the key (undefined: not read). */
+  userTier?: UserTier | null;
 }

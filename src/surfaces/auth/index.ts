@@ -59,7 +59,7 @@ export async function authSurface(api: FastifyInstance, services: Services): Pro
     request.logAction = 'session';
     const principal = await request.authenticate();
     if (!principal.user) throw authError(401, 'Sign in required');
-    return success(await sessionUserSummary(db, principal.user), 'Session found.');
+    return success(await sessionUserSummary(db, principal.user, principal.userTier), 'Session found.');
   });
 
   api.post('/auth/logout', { config: { feature: 'auth' } }, async (request) => {

@@ -50,7 +50,9 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     if (!principal.user) throw authError(401, 'Authentication required');
     requireCapability(principal, capability);
     const viewer = { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission };
-    return { db, clock, settings, viewer, tierGate: new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }) };
+    const tierReader = services.tiers.readerFor(request);
+    const tierGate = new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }, (userId) => tierReader.getUserTier(userId));
+    return { db, clock, settings, viewer, tierGate };
   }
 
   /**
