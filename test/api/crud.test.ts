@@ -355,6 +355,8 @@ describe('CRUD endpoints', () => {
       const mine = await get('/SurveyAnswers?numperpage=3&page=2', carol.headers);
       expect(mine.json).toMatchObject({ num_results: 7, page: 2, numperpage: 3 });
       expect(mine.json.data.map((a: any) => a.sva_answer)).toEqual(['c6']);
+      const past = await get('/SurveyAnswers?numperpage=3&page=5', carol.headers);
+      expect(past.json).toMatchObject({ num_results: 7, page: 5, numperpage: 3, data: [] });
       expect((await get('/SurveyAnswers', dave.headers)).json.num_results).toBe(2);
       expect((await get('/SurveyAnswers', staff.headers)).json.num_results).toBeGreaterThanOrEqual(9);
     });

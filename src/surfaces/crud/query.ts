@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Model, Row } from '../../models/define.js';
 import { transactionError } from '../../http/errors.js';
@@ -64,18 +64,30 @@ function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: Collect
   return q;
 }
 
-/** num_results is counted in the database, after scoping and filters; then one page is loaded. */
+/**
+ * num_results is counted in the database, after scoping and filters, in the same query as the page
+ * (a window count over the matching rows); only a page past the end needs a count of its own.
+ */
 export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): Promise<{ total: number; rows: Row[] }> {
   if (scope.kind === 'none') return { total: 0, rows: [] };
-  const counted = await scopedQuery(db, model, scope, params)
-    .select((eb) => eb.fn.countAll().as('n'))
-    .executeTakeFirstOrThrow();
-  const total = Number((counted as { n: unknown }).n);
-  let q = scopedQuery(db, model, scope, params).select(Object.keys(model.columns)).orderBy(params.sort, params.direction);
+  let q = scopedQuery(db, model, scope, params)
+    .select(Object.keys(model.columns))
+    .select(sql<number>`count(*) over ()`.as(TOTAL))
+    .orderBy(params.sort, params.direction);
   if (params.sort !== model.primaryKey) q = q.orderBy(model.primaryKey, 'asc');
-  const rows = (await q.limit(params.numperpage).offset(params.page * params.numperpage).execute()) as Row[];
+  const page = (await q.limit(params.numperpage).offset(params.page * params.numperpage).execute()) as Row[];
+  if (page.length === 0) {
+    if (params.page === 0) return { total: 0, rows: [] };
+    const counted = await scopedQuery(db, model, scope, params).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    return { total: Number((counted as { n: unknown }).n), rows: [] };
+  }
+  const total = Number(page[0]![TOTAL]);
+  const rows = page.map(({ [TOTAL]: _total, ...row }) => row);
   return { total, rows };
 }
+
+/** The window count's alias: no model column can be named so (every column carries its prefix). */
+const TOTAL = '__num_results';
 
 /**
  * A live (not soft-deleted) row by primary key, meeting any further conditions (a reader's is-viewable
