@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -42,6 +43,38 @@ const pgParsers: Record<number, (text: string) => unknown> = {
 
 pg.defaults.parseInputDatesAsUTC = true;
 
+/**
+ * PostgreSQL plans an unnamed statement on every execution; a named one is planned once per connection
+ * (and may keep a generic plan). Statements with an explicit column list get a name derived from their
+ * text, up to a bound; `select *`-shaped texts stay unnamed, because a cached plan of one fails
+ * ("cached plan must not change result type") once a migration adds a column.
+ */
+class PreparedStatementNames {
+  private readonly names = new Map<string, string>();
+  static readonly MAX = 500;
+
+  nameFor(text: string): string | undefined {
+    const known = this.names.get(text);
+    if (known !== undefined) return known;
+    if (this.names.size >= PreparedStatementNames.MAX || /(^|[\s,(])(\*|"?\w+"?\.\*)/.test(text.replace(/count\(\*\)/gi, ''))) return undefined;
+    const name = `gh_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    this.names.set(text, name);
+    return name;
+  }
+
+  install(client: pg.PoolClient): void {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const [text, values] = args;
+      if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
+        const name = this.nameFor(text);
+        if (name) return query({ name, text, values });
+      }
+      return query(...args);
+    };
+  }
+}
+
 async function openPostgres(url: string, poolMax: number): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -54,6 +87,8 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   });
   // A pool error on an idle client must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
+  const statements = new PreparedStatementNames();
+  pool.on('connect', (client) => statements.install(client));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   try {
     await sql`select 1`.execute(db);
