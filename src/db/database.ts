@@ -49,7 +49,7 @@ pg.defaults.parseInputDatesAsUTC = true;
  * text, up to a bound; `select *`-shaped texts stay unnamed, because a cached plan of one fails
  * ("cached plan must not change result type") once a migration adds a column.
  */
-class PreparedStatementNames {
+export class PreparedStatementNames {
   private readonly names = new Map<string, string>();
   static readonly MAX = 500;
 
