@@ -22,7 +22,7 @@ const POLL_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function openThroughSocket(dataDir: string): Promise<Database> {
-  return openDatabase({ databaseUrl: socketConnectionString(dataDir), pgPoolMax: 1 });
+  return openDatabase({ databaseUrl: socketConnectionString(dataDir), pgPoolMax: 1, preparedStatements: false });
 }
 
 /**

@@ -23,6 +23,12 @@ export interface OpenOptions {
   dataDir?: string;
   /** A PGlite dump (dumpDataDir) to start from, used by tests to skip migrations. */
   loadDataDir?: Blob;
+  /**
+   * Named prepared statements over databaseUrl (default true). Off for the embedded database's socket:
+   * every client there shares the server's one PGlite session, where a statement one client prepared
+   * outlives it and collides with the next client's.
+   */
+  preparedStatements?: boolean;
 }
 
 // Both drivers must hand back the same JS values: int8 and counts as numbers, `timestamp` (stored in UTC)
@@ -75,7 +81,7 @@ export class PreparedStatementNames {
   }
 }
 
-async function openPostgres(url: string, poolMax: number): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, preparedStatements: boolean): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
@@ -87,8 +93,10 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   });
   // A pool error on an idle client must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
-  const statements = new PreparedStatementNames();
-  pool.on('connect', (client) => statements.install(client));
+  if (preparedStatements) {
+    const statements = new PreparedStatementNames();
+    pool.on('connect', (client) => statements.install(client));
+  }
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   try {
     await sql`select 1`.execute(db);
@@ -120,6 +128,6 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
 }
 
 export function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.pgPoolMax ?? 10);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.pgPoolMax ?? 10, opts.preparedStatements ?? true);
   return openPGlite(opts.dataDir, opts.loadDataDir);
 }
