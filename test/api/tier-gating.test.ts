@@ -16,6 +16,16 @@ describe('tier-gated content', () => {
   const sessionOf: Record<string, Record<string, string>> = {};
   const users: Record<string, { email: string; password: string; userId: number }> = {};
 
+  /** An active product granting `tierId`, as the store's upgrade options list it. */
+  async function tierProduct(name: string, link: string, tierId: number): Promise<{ pro_product_id: number }> {
+    const now = t.clock.now();
+    return (t.services.db as any)
+      .insertInto('pro_products')
+      .values({ pro_name: name, pro_link: link, pro_is_active: true, pro_sbt_subscription_tier_id: tierId, pro_create_time: now, pro_update_time: now })
+      .returning('pro_product_id')
+      .executeTakeFirstOrThrow();
+  }
+
   async function post(values: Record<string, unknown>): Promise<number> {
     const now = t.clock.now();
     const row = await (t.services.db as any)
@@ -101,12 +111,7 @@ describe('tier-gated content', () => {
       await t.services.settings.set('tier_upgrade_url', '');
       await t.services.settings.set('products_active', true);
       await t.services.settings.set('subscriptions_active', true);
-      const now = t.clock.now();
-      const product = await (t.services.db as any)
-        .insertInto('pro_products')
-        .values({ pro_name: 'Premium monthly', pro_link: 'premium-monthly', pro_is_active: true, pro_sbt_subscription_tier_id: premium.tierId, pro_create_time: now, pro_update_time: now })
-        .returning('pro_product_id')
-        .executeTakeFirstOrThrow();
+      const product = await tierProduct('Premium monthly', 'premium-monthly', premium.tierId);
       try {
         const access = (await read('tierless', ids.gated)).json.data.tier_access;
         const p = { product_id: Number(product.pro_product_id), name: 'Premium monthly', link: 'premium-monthly' };
@@ -222,12 +227,7 @@ describe('tier-gated content', () => {
         await t.services.settings.set('tier_upgrade_url', '');
       }
 
-      const now = t.clock.now();
-      const product = await (t.services.db as any)
-        .insertInto('pro_products')
-        .values({ pro_name: 'Premium yearly', pro_link: 'premium-yearly', pro_is_active: true, pro_sbt_subscription_tier_id: premium.tierId, pro_create_time: now, pro_update_time: now })
-        .returning('pro_product_id')
-        .executeTakeFirstOrThrow();
+      const product = await tierProduct('Premium yearly', 'premium-yearly', premium.tierId);
       await t.services.settings.set('products_active', true);
       await t.services.settings.set('subscriptions_active', true);
       try {
