@@ -32,16 +32,42 @@ export function failure(err: ApiError): ErrorEnvelope {
 }
 
 /**
- * JSON for API payloads: Dates leave as the contract's 'YYYY-MM-DD HH:MM:SS' (UTC), and bigints as
- * numbers. JSON.stringify calls toJSON before the replacer, so the replacer looks at the holder's raw value.
+ * A payload with the contract's value conventions applied, ready for the plain JSON.stringify: Dates become
+ * 'YYYY-MM-DD HH:MM:SS' (UTC; an invalid Date null), bigints numbers, other toJSON values their JSON form.
+ * Copy-on-write: an object or array is copied only when something in it changes, and the input is never
+ * modified. (A replacer function would do the same, but it takes V8 off its fast stringify path: twice
+ * the time on a page of rows.)
  */
-function apiReplacer(this: Record<string, unknown>, key: string, value: unknown): unknown {
-  const raw = this[key];
-  if (raw instanceof Date) return Number.isNaN(raw.getTime()) ? null : formatTimestamp(raw);
-  if (typeof raw === 'bigint') return Number(raw);
-  return value;
+function toWireValue(value: unknown, key: string): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : formatTimestamp(value);
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return toWireValue((value as { toJSON: (k: string) => unknown }).toJSON(key), key);
+  if (Array.isArray(value)) {
+    let out: unknown[] = value;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const wire = toWireValue(item, String(i));
+      if (wire !== item) {
+        if (out === value) out = value.slice();
+        out[i] = wire;
+      }
+    }
+    return out;
+  }
+  const record = value as Record<string, unknown>;
+  let out = record;
+  for (const k of Object.keys(record)) {
+    const item = record[k];
+    const wire = toWireValue(item, k);
+    if (wire !== item) {
+      if (out === record) out = { ...record };
+      out[k] = wire;
+    }
+  }
+  return out;
 }
 
 export function serializeApiPayload(payload: unknown): string {
-  return JSON.stringify(payload, apiReplacer);
+  return JSON.stringify(toWireValue(payload, ''));
 }

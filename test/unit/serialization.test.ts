@@ -32,6 +32,28 @@ describe('payload conventions: timestamps', () => {
   });
 });
 
+describe('payload conventions: the payload itself is left alone', () => {
+  it('never modifies the object it serialises, and shares unchanged parts', () => {
+    const d = new Date('2026-03-01T12:00:00Z');
+    const row = { id: 1, at: d, tags: ['a'], nested: { n: 2n } };
+    const payload = success([row, row]);
+    expect(serializeApiPayload(payload)).toBe(
+      '{"api_version":"1.0","success_message":"","data":[{"id":1,"at":"2026-03-01 12:00:00","tags":["a"],"nested":{"n":2}},{"id":1,"at":"2026-03-01 12:00:00","tags":["a"],"nested":{"n":2}}]}',
+    );
+    expect(row.at).toBe(d);
+    expect(row.nested.n).toBe(2n);
+  });
+
+  it('applies the conventions to what a toJSON method returns', () => {
+    const value = { toJSON: () => ({ when: new Date('2026-03-01T12:00:00Z'), big: 7n }) };
+    expect(serializeApiPayload({ value })).toBe('{"value":{"when":"2026-03-01 12:00:00","big":7}}');
+  });
+
+  it('drops undefined and function members the way JSON does', () => {
+    expect(serializeApiPayload({ a: undefined, f: () => 1, b: [undefined, 1] })).toBe('{"b":[null,1]}');
+  });
+});
+
 describe('payload conventions: booleans and counts', () => {
   it('keeps booleans and numbers as JSON types, never strings', () => {
     expect(serializeApiPayload({ active: true, deleted: false, count: 0, price: 12.5, n: -3 })).toBe(
