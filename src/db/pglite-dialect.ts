@@ -25,11 +25,20 @@ class ConnectionMutex {
   }
 }
 
+/**
+ * A `COPY ... FROM '/dev/blob'` statement with the data it loads: PGlite's bulk load, run through Kysely
+ * (`db.executeQuery`) so that it waits its turn on the connection like any other statement.
+ */
+export interface CopyFromBlobQuery extends CompiledQuery {
+  readonly blob: Blob;
+}
+
 class PGliteConnection implements DatabaseConnection {
   constructor(private readonly db: PGlite) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.db.query<R>(compiled.sql, compiled.parameters as unknown[]);
+    const blob = (compiled as Partial<CopyFromBlobQuery>).blob;
+    const result = await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], blob ? { blob } : undefined);
     const affected = result.affectedRows;
     return {
       rows: result.rows,

@@ -10,6 +10,7 @@ import * as store from './0008_store.js';
 import * as events from './0009_events.js';
 import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
 import * as deviceLinkSealedKey from './0011_device_link_sealed_key.js';
+import * as requestLogBrin from './0012_request_log_brin.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_events': events,
   '0010_subscription_lifecycle': subscriptionLifecycle,
   '0011_device_link_sealed_key': deviceLinkSealedKey,
+  '0012_request_log_brin': requestLogBrin,
 };
