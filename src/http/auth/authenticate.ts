@@ -7,8 +7,31 @@ import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache.js';
 import { CSRF_HEADER } from '../../web/sessions.js';
 import { userTierFromRow } from '../../tiers/features.js';
+import { preparedQuery } from '../../db/prepared.js';
 
 const LAST_USED_REFRESH_MS = 3600_000;
+
+/**
+ * A key with its user, for every key-authenticated request. The user's tier comes along (at most one tier
+ * membership per user), saving the request a query.
+ */
+const keyLookup = preparedQuery((db, p: { publicKey: string }) =>
+  db
+    .selectFrom('apk_api_keys')
+    .innerJoin('usr_users', 'usr_user_id', 'apk_usr_user_id')
+    .leftJoin('grm_group_members', (join) => join.onRef('grm_foreign_key_id', '=', 'usr_user_id').on('grm_sbt_subscription_tier_id', 'is not', null))
+    .leftJoin('sbt_subscription_tiers', (join) =>
+      join.onRef('sbt_subscription_tier_id', '=', 'grm_sbt_subscription_tier_id').on('sbt_delete_time', 'is', null).on('sbt_is_active', '=', true),
+    )
+    .select([
+      'apk_api_key_id', 'apk_type', 'apk_permission', 'apk_public_key', 'apk_secret_hash', 'apk_is_active',
+      'apk_start_time', 'apk_expires_time', 'apk_last_used_time', 'apk_ip_restriction', 'apk_delete_time',
+      'usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission',
+      'usr_delete_time', 'usr_is_disabled',
+      'sbt_subscription_tier_id', 'sbt_name', 'sbt_display_name', 'sbt_tier_level', 'sbt_features',
+    ])
+    .where('apk_public_key', '=', p.publicKey),
+);
 const verificationCache = new VerificationCache();
 const inFlight = new WeakMap<FastifyRequest, Promise<Principal>>();
 
@@ -43,23 +66,7 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
   };
   if (!publicKey || !secretKey) return fail(authError(400, 'Missing API key headers public_key and secret_key'));
 
-  // The user's tier comes along (at most one tier membership per user), saving the request a query.
-  const row = await db
-    .selectFrom('apk_api_keys')
-    .innerJoin('usr_users', 'usr_user_id', 'apk_usr_user_id')
-    .leftJoin('grm_group_members', (join) => join.onRef('grm_foreign_key_id', '=', 'usr_user_id').on('grm_sbt_subscription_tier_id', 'is not', null))
-    .leftJoin('sbt_subscription_tiers', (join) =>
-      join.onRef('sbt_subscription_tier_id', '=', 'grm_sbt_subscription_tier_id').on('sbt_delete_time', 'is', null).on('sbt_is_active', '=', true),
-    )
-    .select([
-      'apk_api_key_id', 'apk_type', 'apk_permission', 'apk_public_key', 'apk_secret_hash', 'apk_is_active',
-      'apk_start_time', 'apk_expires_time', 'apk_last_used_time', 'apk_ip_restriction', 'apk_delete_time',
-      'usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission',
-      'usr_delete_time', 'usr_is_disabled',
-      'sbt_subscription_tier_id', 'sbt_name', 'sbt_display_name', 'sbt_tier_level', 'sbt_features',
-    ])
-    .where('apk_public_key', '=', publicKey)
-    .executeTakeFirst();
+  const [row] = await keyLookup(db, { publicKey });
   if (!row) return fail(authError(400, 'Invalid API key'));
 
   // The secret is checked before anything about the key's state is revealed.

@@ -1,0 +1,44 @@
+import { createQueryId, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import type { DB } from './types.js';
+
+/** Stands in for a parameter while the query is compiled; replaced by the value on every run. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+type Slots<P> = { readonly [K in keyof P]: P[K] };
+
+/**
+ * A query built and compiled once, then run with new parameter values. Kysely builds, freezes and compiles
+ * a query's tree on every execute; for the statements every request runs (the API-key lookup) that is
+ * a real share of the request, and the SQL text does not change. `build` receives stand-ins for the
+ * parameters and must use each only as a value (never to choose the query's shape): every stand-in has
+ * to reach the compiled parameters, which is checked here once.
+ */
+export function preparedQuery<P extends Record<string, unknown>, R>(
+  build: (db: Kysely<DB>, params: Slots<P>) => Compilable<R>,
+): (db: Kysely<DB>, params: P) => Promise<R[]> {
+  let compiled: { sql: string; query: CompiledQuery['query']; parameters: ReadonlyArray<unknown>; slots: Array<[number, string]> } | undefined;
+
+  function compile(db: Kysely<DB>, params: P) {
+    const names = Object.keys(params);
+    const stand = Object.fromEntries(names.map((n) => [n, new Slot(n)])) as unknown as Slots<P>;
+    const query = build(db, stand).compile();
+    const slots: Array<[number, string]> = [];
+    query.parameters.forEach((v, i) => {
+      if (v instanceof Slot) slots.push([i, v.name]);
+    });
+    const used = new Set(slots.map(([, n]) => n));
+    const missing = names.filter((n) => !used.has(n));
+    if (missing.length > 0) throw new Error(`preparedQuery: parameter(s) ${missing.join(', ')} not used as values`);
+    return { sql: query.sql, query: query.query, parameters: query.parameters, slots };
+  }
+
+  return async (db, params) => {
+    compiled ??= compile(db, params);
+    const parameters = compiled.parameters.slice();
+    for (const [i, name] of compiled.slots) parameters[i] = params[name];
+    const run: CompiledQuery<R> = { sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() };
+    return (await db.executeQuery(run)).rows;
+  };
+}
