@@ -122,7 +122,8 @@ export interface ModelDeclaration {
    * The is-viewable check of a public-read model for non-staff readers (published state, visibility,
    * permission level, group membership), as an SQL condition. A row failing it does not exist for that
    * reader: a single read answers not found, a listing leaves it out (and out of num_results). Soft
-   * delete comes before it and tier gating (the last check) after it.
+   * delete comes before it and tier gating (the last check) after it. Single reads compile it once per
+   * model, so `viewer` and `now` may only be used as values in the condition, never to choose its shape.
    */
   viewable?: (eb: ExpressionBuilder<any, any>, viewer: RecordViewer, now: Date) => Expression<SqlBool>;
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
-import type { Model, Row } from '../../models/define.js';
+import type { Model, RecordViewer, Row } from '../../models/define.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
@@ -89,16 +90,53 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
 /** The window count's alias: no model column can be named so (every column carries its prefix). */
 const TOTAL = '__num_results';
 
+/** Whose is-viewable check a read applies: a non-staff reader's, at the request's time. */
+export interface RowReader {
+  viewer: RecordViewer;
+  now: Date;
+}
+
+interface RowParams extends Record<string, unknown> {
+  id: number;
+  userId: number | null;
+  permission: number;
+  now: Date;
+}
+
+/** loadRow's statement per model and variant, compiled once (it runs on every single read). */
+const rowQueries = new WeakMap<Model, Map<string, (db: Kysely<DB>, p: RowParams) => Promise<Row[]>>>();
+
+function rowQuery(model: Model, forUpdate: boolean, viewable: boolean) {
+  let byVariant = rowQueries.get(model);
+  if (!byVariant) rowQueries.set(model, (byVariant = new Map()));
+  const variant = `${forUpdate}/${viewable}`;
+  let query = byVariant.get(variant);
+  if (!query) {
+    query = preparedQuery((db, p: RowParams) => {
+      let q: AnySelect = anyDb(db).selectFrom(model.table).select(Object.keys(model.columns)).where(model.primaryKey, '=', p.id);
+      if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
+      if (viewable) q = q.where((eb) => model.viewable!(eb, { current_user_id: p.userId, current_user_permission: p.permission }, p.now));
+      if (forUpdate) q = q.forUpdate();
+      return q as SelectQueryBuilder<any, any, Row>;
+    });
+    byVariant.set(variant, query);
+  }
+  return query;
+}
+
 /**
- * A live (not soft-deleted) row by primary key, meeting any further conditions (a reader's is-viewable
- * check); in a write transaction the row is locked.
+ * A live (not soft-deleted) row by primary key; with a reader, only if the model's is-viewable check
+ * admits that reader (pass none for staff); in a write transaction the row is locked.
  */
-export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, conditions: Array<(eb: any) => any> = []): Promise<Row | undefined> {
-  let q: AnySelect = anyDb(db).selectFrom(model.table).select(Object.keys(model.columns)).where(model.primaryKey, '=', id);
-  if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
-  for (const condition of conditions) q = q.where(condition);
-  if (forUpdate) q = q.forUpdate();
-  return (await q.executeTakeFirst()) as Row | undefined;
+export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, reader?: RowReader): Promise<Row | undefined> {
+  const viewable = reader !== undefined && model.viewable !== undefined;
+  const [row] = await rowQuery(model, forUpdate, viewable)(db, {
+    id,
+    userId: reader?.viewer.current_user_id ?? null,
+    permission: reader?.viewer.current_user_permission ?? 0,
+    now: reader?.now ?? new Date(0),
+  });
+  return row;
 }
 
 export async function insertRow(db: Kysely<DB>, model: Model, values: Row): Promise<number> {

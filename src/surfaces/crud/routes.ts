@@ -94,7 +94,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const ctx = await context(request, 'read');
     // Soft delete, then the is-viewable check (a row the reader may not see is not found), then the
     // per-record check; tier gating, the last check, shapes the export.
-    const row = await loadRow(db, model, parseId(model, request.params.id), false, viewableConditions(model, ctx));
+    const reader = ctx.viewer.current_user_permission >= STAFF_PERMISSION ? undefined : { viewer: ctx.viewer, now: clock.now() };
+    const row = await loadRow(db, model, parseId(model, request.params.id), false, reader);
     if (!row) throw transactionError(`${model.className} not found`);
     await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
