@@ -54,9 +54,9 @@ export function registerWebSessionRequest(app: FastifyInstance, services: Servic
     state(this).replaced = { cookieValue, session };
   });
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
     const s = states.get(request);
-    if (!s) return payload;
+    if (!s) return done(null, payload);
     if (s.replaced) {
       const { cookieValue, session } = s.replaced;
       if (cookieValue && session) {
@@ -69,6 +69,6 @@ export function registerWebSessionRequest(app: FastifyInstance, services: Servic
     }
     const session = s.replaced ? s.replaced.session : s.resolved;
     if (session) reply.setCookie(CSRF_MIRROR_COOKIE, session.csrfToken, cookieOptions(request, false));
-    return payload;
+    done(null, payload);
   });
 }
