@@ -7,9 +7,8 @@
 // BENCH_ROUNDS (default 3: every scenario runs once per round, rounds interleaved, and the median round
 // is reported, so a burst of load from elsewhere on the machine skews one round rather than one scenario),
 // BENCH_ONLY (a regular expression over scenario names; baselines of selected scenarios always run),
-// BENCH_PROFILE=1 (each server writes bench/results/<target>.cpuprofile when it stops), BENCH_PIN=0 (do not
-// pin the load generator and the servers to separate CPUs).
-import { spawn, spawnSync } from 'node:child_process';
+// BENCH_PROFILE=1 (each server writes bench/results/<target>.cpuprofile when it stops).
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,24 +53,6 @@ const goals = [
 const children = new Set();
 const scratch = [];
 
-/**
- * With BENCH_PIN (default on when there are two CPUs or more and `taskset` exists), the load generator
- * runs on CPU 0 and the servers on the others, for every target alike. Unpinned, the scheduler sometimes
- * puts the generator and the server on one core, and a ratio moved by half between runs; pinned, it
- * measures what a request costs the server. BENCH_PIN=0 turns it off.
- */
-function pinning() {
-  if (env.BENCH_PIN === '0' || os.cpus().length < 2) return null;
-  if (spawnSync('taskset', ['-c', '0', 'true']).status !== 0) return null;
-  return { load: ['taskset', '-c', '0'], servers: ['taskset', '-c', `1-${os.cpus().length - 1}`] };
-}
-const pin = pinning();
-
-/** A child process, under taskset when pinned. */
-function spawnPinned(prefix, args, options) {
-  return prefix ? spawn(prefix[0], [...prefix.slice(1), process.execPath, ...args], options) : spawn(process.execPath, args, options);
-}
-
 // Every target runs with the node flags `npm start` gives the server (read from package.json).
 const SERVER_NODE_FLAGS = JSON.parse(readFileSync(path.join(here, '..', 'package.json'), 'utf8'))
   .scripts.start.split(/\s+/)
@@ -79,7 +60,7 @@ const SERVER_NODE_FLAGS = JSON.parse(readFileSync(path.join(here, '..', 'package
 
 function startServer(mode, extraEnv) {
   return new Promise((resolve, reject) => {
-    const child = spawnPinned(pin?.servers, [...SERVER_NODE_FLAGS, path.join(here, 'server.mjs'), mode], {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(here, 'server.mjs'), mode], {
       env: { ...env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -133,7 +114,7 @@ async function cleanUp() {
 // ---- Load ----
 function runLoad(opts) {
   return new Promise((resolve, reject) => {
-    const child = spawnPinned(pin?.load, [path.join(here, 'load.mjs'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(here, 'load.mjs'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited with ${code}`))));
@@ -250,7 +231,6 @@ async function measure(database) {
   // Other work on the machine moves every number; say how busy it was.
   const loadAfter = os.loadavg()[0];
   console.log(`\nmachine load average (1 min): ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after, on ${os.cpus().length} CPUs`);
-  console.log(pin ? `pinned: load generator on CPU 0, servers on CPU ${pin.servers[2]} (BENCH_PIN=0 to turn off)` : 'not pinned');
   // This database's servers leave before the next pass, so that they do not compete with its servers.
   await Promise.all(Object.values(servers).map((server) => stopServer(server)));
   return { database, loadAverage: { before: loadBefore, after: loadAfter }, results, goals: goalResults };
@@ -275,7 +255,6 @@ async function main() {
     rateLimitStore: env.REDIS_URL ? 'redis' : 'memory',
     node: process.version,
     cpus: os.cpus().length,
-    pinned: pin !== null,
     serverNodeFlags: SERVER_NODE_FLAGS,
     ...settings,
     databases: passes,
