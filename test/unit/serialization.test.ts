@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { serializeApiPayload, success } from '../../src/http/envelope.js';
 import { formatTimestamp, parseTimestamp } from '../../src/lib/time.js';
+import { parseUtcTimestamp } from '../../src/db/database.js';
 
 describe('payload conventions: timestamps', () => {
   it('formats a Date as YYYY-MM-DD HH:MM:SS in UTC with no fraction and no zone', () => {
@@ -99,5 +100,32 @@ describe('parseTimestamp', () => {
     ['an empty string', ''],
   ])('rejects %s (%j)', (_label, input) => {
     expect(parseTimestamp(input)).toBeNull();
+  });
+});
+
+describe('timestamps from PostgreSQL (parseUtcTimestamp) and to the contract (formatTimestamp)', () => {
+  it.each([
+    ['2026-03-01 12:34:56', '2026-03-01T12:34:56.000Z'],
+    ['2026-03-01 12:34:56.7', '2026-03-01T12:34:56.700Z'],
+    ['2026-03-01 12:34:56.78', '2026-03-01T12:34:56.780Z'],
+    ['2024-02-29 23:59:59.999999', '2024-02-29T23:59:59.999Z'],
+    ['1000-01-01 00:00:00', '1000-01-01T00:00:00.000Z'],
+    ['9999-12-31 23:59:59.123456', '9999-12-31T23:59:59.123Z'],
+    ['0050-06-01 10:00:00', '0050-06-01T10:00:00.000Z'],
+  ])('reads %s as %s (UTC)', (text, iso) => {
+    expect(parseUtcTimestamp(text).toISOString()).toBe(iso);
+  });
+
+  it('reads what is not a plain timestamp as Date would (infinity is invalid, not a wrong date)', () => {
+    expect(Number.isNaN(parseUtcTimestamp('infinity').getTime())).toBe(true);
+    expect(Number.isNaN(parseUtcTimestamp('0044-03-15 12:00:00 BC').getTime())).toBe(true);
+  });
+
+  it('formats four-digit years from the fields and others as toISOString does', () => {
+    expect(formatTimestamp(new Date('1000-01-01T00:00:00.000Z'))).toBe('1000-01-01 00:00:00');
+    expect(formatTimestamp(new Date('9999-12-31T23:59:59.999Z'))).toBe('9999-12-31 23:59:59');
+    expect(formatTimestamp(new Date('0050-06-01T10:00:00.000Z'))).toBe('0050-06-01 10:00:00');
+    const far = new Date(Date.UTC(12026, 0, 1));
+    expect(formatTimestamp(far)).toBe(far.toISOString().slice(0, 19).replace('T', ' '));
   });
 });

@@ -21,13 +21,14 @@ function owns(model: Model, row: Row, viewer: RecordViewer, kind: 'read' | 'writ
  * returning false or by throwing an authentication error.
  */
 export async function recordDecision(model: Model, row: Row, kind: 'read' | 'write', ctx: ModelContext): Promise<true | ApiError> {
-  const denied = authError(403, 'Insufficient permission for this record');
-  if (model.ownerOnly) return owns(model, row, ctx.viewer, kind) || denied;
+  // Made only when needed: a listing asks once per row.
+  const denied = () => authError(403, 'Insufficient permission for this record');
+  if (model.ownerOnly) return owns(model, row, ctx.viewer, kind) || denied();
   if (kind === 'read' && model.exposure.publicRead) return true;
   const check = model.checks?.[kind];
-  if (!check) return owns(model, row, ctx.viewer, kind) || ctx.viewer.current_user_permission >= STAFF || denied;
+  if (!check) return owns(model, row, ctx.viewer, kind) || ctx.viewer.current_user_permission >= STAFF || denied();
   try {
-    return (await check(row, ctx)) !== false || denied;
+    return (await check(row, ctx)) !== false || denied();
   } catch (e) {
     // A check's own authentication error is the refusal, message and all.
     if (isApiError(e) && e.errortype === 'AuthenticationError') return e;
