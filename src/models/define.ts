@@ -66,7 +66,10 @@ export type DerivedField = (row: Row, ctx: ModelContext) => unknown | Promise<un
 export interface CollectionFilter {
   /** Parses the raw query value; return an error message for a bad value. */
   parse(raw: string): { value: unknown } | { error: string };
-  /** Adds the condition to a select over the model's table. */
+  /**
+   * Adds the condition to a select over the model's table. Listings compile once per shape, so `value`
+   * may only be used as a value in the condition, never to choose its shape.
+   */
   apply<Q extends { where: (...args: any[]) => Q }>(query: Q, value: unknown): Q;
 }
 

@@ -122,20 +122,28 @@ export class TierGate {
    */
   async openRowsCondition(model: Model): Promise<((eb: ExpressionBuilder<any, any>) => any) | null> {
     if (!model.gate || this.isStaff) return null;
-    const g = model.gate;
     const level = await this.viewerLevel();
-    const now = this.clock.now();
-    const created = `${model.prefix}_create_time`;
-    return (eb) => {
-      const open = [eb(g.minLevel, 'is', null)];
-      if (level !== null) open.push(eb(g.minLevel, '<=', level));
-      if (g.publicAfterHours) {
-        const start = g.publishedTime ? sql`coalesce(${sql.ref(g.publishedTime)}, ${sql.ref(created)})` : sql.ref(created);
-        open.push(eb.and([eb(g.publicAfterHours, 'is not', null), eb(sql`${start} + make_interval(hours => ${sql.ref(g.publicAfterHours)})`, '<=', now)]));
-      }
-      return eb.or(open);
-    };
+    return openRowsExpression(model, level !== null, level, this.clock.now());
   }
+}
+
+/**
+ * The condition of rows of a gatable model that a viewer with tier level `level` (when `hasLevel`) may
+ * open at `now`. `level` and `now` are used only as values, so a compiled query can take them as
+ * parameters; the condition's shape depends on `hasLevel` alone.
+ */
+export function openRowsExpression(model: Model, hasLevel: boolean, level: unknown, now: unknown): (eb: ExpressionBuilder<any, any>) => any {
+  const g = model.gate!;
+  const created = `${model.prefix}_create_time`;
+  return (eb) => {
+    const open = [eb(g.minLevel, 'is', null)];
+    if (hasLevel) open.push(eb(g.minLevel, '<=', level));
+    if (g.publicAfterHours) {
+      const start = g.publishedTime ? sql`coalesce(${sql.ref(g.publishedTime)}, ${sql.ref(created)})` : sql.ref(created);
+      open.push(eb.and([eb(g.publicAfterHours, 'is not', null), eb(sql`${start} + make_interval(hours => ${sql.ref(g.publicAfterHours)})`, '<=', now)]));
+    }
+    return eb.or(open);
+  };
 }
 
 const contextGates = new WeakMap<ModelContext, TierGate>();

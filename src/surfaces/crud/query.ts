@@ -2,6 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Model, RecordViewer, Row } from '../../models/define.js';
 import { preparedQuery } from '../../db/prepared.js';
+import { openRowsExpression } from '../../tiers/gate-context.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
@@ -20,8 +21,10 @@ export interface CollectionParams {
   sort: string;
   direction: 'asc' | 'desc';
   filters: Array<{ name: string; value: unknown }>;
-  /** Conditions the surface adds (e.g. hiding gated rows from listings); counted like any filter. */
-  conditions?: Array<(eb: any) => any>;
+  /** A non-staff reader: the model's is-viewable check applies (counted like any filter). */
+  reader?: RowReader;
+  /** Leave out rows the reader cannot open (tier_gate_hide_from_listings), at the reader's tier level. */
+  openRowsFor?: { level: number | null; now: Date };
 }
 
 function intParam(name: string, raw: unknown, fallback: number, min: number): number {
@@ -52,17 +55,72 @@ export function parseCollectionParams(model: Model, query: Record<string, unknow
   return { page, numperpage, sort, direction, filters };
 }
 
+/** What a listing's statement takes as parameters; its shape is in ListingShape. */
+interface ListingValues extends Record<string, unknown> {
+  userId: number | null;
+  permission: number;
+  now: Date;
+  ownerId: number | null;
+  level: number | null;
+  openNow: Date;
+  limit: number;
+  offset: number;
+  filterValues: unknown[];
+}
+
+/** Everything that decides a listing's SQL text; values go to ListingValues. */
+interface ListingShape {
+  scope: Scope;
+  sort: string;
+  direction: 'asc' | 'desc';
+  filterNames: string[];
+  viewable: boolean;
+  open: 'none' | 'no-level' | 'level';
+}
+
 /** The scoped, live, filtered rows of a model, before paging. */
-function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): AnySelect {
+function scopedQuery(db: Kysely<DB>, model: Model, shape: ListingShape, v: ListingValues): AnySelect {
   let q: AnySelect = anyDb(db).selectFrom(model.table);
   if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
-  if (scope.kind === 'owner') {
-    const { columns, userId } = scope;
-    q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', userId))));
+  if (shape.scope.kind === 'owner') {
+    const { columns } = shape.scope;
+    q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', v.ownerId))));
   }
-  for (const { name, value } of params.filters) q = model.filters![name]!.apply(q, value);
-  for (const condition of params.conditions ?? []) q = q.where(condition);
+  shape.filterNames.forEach((name, i) => {
+    q = model.filters![name]!.apply(q, (v.filterValues as unknown[])[i]);
+  });
+  if (shape.viewable) q = q.where((eb) => model.viewable!(eb, { current_user_id: v.userId, current_user_permission: v.permission }, v.now));
+  if (shape.open !== 'none') q = q.where(openRowsExpression(model, shape.open === 'level', v.level, v.openNow));
   return q;
+}
+
+function pageQuery(db: Kysely<DB>, model: Model, shape: ListingShape, v: ListingValues): AnySelect {
+  let q = scopedQuery(db, model, shape, v)
+    .select(Object.keys(model.columns))
+    .select(sql<number>`count(*) over ()`.as(TOTAL))
+    .orderBy(shape.sort, shape.direction);
+  if (shape.sort !== model.primaryKey) q = q.orderBy(model.primaryKey, 'asc');
+  return q.limit(v.limit).offset(v.offset);
+}
+
+/** Each listing shape's page statement, compiled once (a listing runs it on every request). */
+const pageQueries = new WeakMap<Model, Map<string, (db: Kysely<DB>, v: ListingValues) => Promise<Row[]>>>();
+
+function preparedPage(model: Model, shape: ListingShape) {
+  let byShape = pageQueries.get(model);
+  if (!byShape) pageQueries.set(model, (byShape = new Map()));
+  const key = JSON.stringify(shape);
+  let query = byShape.get(key);
+  if (!query) {
+    // Filter values are stand-ins too: one per filter, in the shape's order.
+    const filterCount = shape.filterNames.length;
+    const prepared = preparedQuery((pdb, p: ListingValues & Record<`filter${number}`, unknown>) =>
+      pageQuery(pdb, model, shape, { ...p, filterValues: Array.from({ length: filterCount }, (_, i) => p[`filter${i}`]) }) as SelectQueryBuilder<any, any, Row>,
+    );
+    query = (pdb, v) => prepared(pdb, { ...v, ...Object.fromEntries(v.filterValues.map((value, i) => [`filter${i}`, value])) });
+    byShape.set(key, query);
+  }
+  return query;
 }
 
 /**
@@ -71,15 +129,30 @@ function scopedQuery(db: Kysely<DB>, model: Model, scope: Scope, params: Collect
  */
 export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): Promise<{ total: number; rows: Row[] }> {
   if (scope.kind === 'none') return { total: 0, rows: [] };
-  let q = scopedQuery(db, model, scope, params)
-    .select(Object.keys(model.columns))
-    .select(sql<number>`count(*) over ()`.as(TOTAL))
-    .orderBy(params.sort, params.direction);
-  if (params.sort !== model.primaryKey) q = q.orderBy(model.primaryKey, 'asc');
-  const page = (await q.limit(params.numperpage).offset(params.page * params.numperpage).execute()) as Row[];
+  const open = params.openRowsFor;
+  const shape: ListingShape = {
+    scope: scope.kind === 'owner' ? { kind: 'owner', columns: scope.columns, userId: 0 } : scope,
+    sort: params.sort,
+    direction: params.direction,
+    filterNames: params.filters.map((f) => f.name),
+    viewable: params.reader !== undefined && model.viewable !== undefined,
+    open: open === undefined || !model.gate ? 'none' : open.level === null ? 'no-level' : 'level',
+  };
+  const values: ListingValues = {
+    userId: params.reader?.viewer.current_user_id ?? null,
+    permission: params.reader?.viewer.current_user_permission ?? 0,
+    now: params.reader?.now ?? new Date(0),
+    ownerId: scope.kind === 'owner' ? scope.userId : null,
+    level: open?.level ?? null,
+    openNow: open?.now ?? new Date(0),
+    limit: params.numperpage,
+    offset: params.page * params.numperpage,
+    filterValues: params.filters.map((f) => f.value),
+  };
+  const page = await preparedPage(model, shape)(db, values);
   if (page.length === 0) {
     if (params.page === 0) return { total: 0, rows: [] };
-    const counted = await scopedQuery(db, model, scope, params).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const counted = await scopedQuery(db, model, shape, values).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return { total: Number((counted as { n: unknown }).n), rows: [] };
   }
   const total = Number(page[0]![TOTAL]);

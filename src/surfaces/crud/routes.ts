@@ -55,17 +55,6 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     return { db, clock, settings, viewer, tierGate };
   }
 
-  /**
-   * The model's is-viewable check for this reader, as query conditions: none for staff (permission 5+),
-   * who see unpublished and private rows; soft delete is applied by every read regardless.
-   */
-  function viewableConditions(model: Model, ctx: ModelContext): Array<(eb: any) => any> {
-    const viewable = model.viewable;
-    if (!viewable || ctx.viewer.current_user_permission >= STAFF_PERMISSION) return [];
-    const now = clock.now();
-    return [(eb) => viewable(eb, ctx.viewer, now)];
-  }
-
   function parseId(model: Model, raw: string): number {
     if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw transactionError(`${model.className} not found`);
     return Number(raw);
@@ -106,11 +95,11 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     request.logAction = `${model.className}:list`;
     const ctx = await context(request, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
-    params.conditions = viewableConditions(model, ctx);
+    const staff = ctx.viewer.current_user_permission >= STAFF_PERMISSION;
+    if (!staff) params.reader = { viewer: ctx.viewer, now: clock.now() };
     // With tier_gate_hide_from_listings, rows the viewer cannot open are not listed (nor counted).
-    if (model.gate && settings.bool('tier_gate_hide_from_listings')) {
-      const open = await ctx.tierGate!.openRowsCondition(model);
-      if (open) params.conditions.push(open);
+    if (model.gate && !staff && settings.bool('tier_gate_hide_from_listings')) {
+      params.openRowsFor = { level: await ctx.tierGate!.viewerLevel(), now: clock.now() };
     }
     const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
     const data: Row[] = [];
