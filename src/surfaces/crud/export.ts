@@ -2,6 +2,7 @@ import type { Model, ModelContext, Row } from '../../models/define.js';
 import { gateFor } from '../../tiers/gate-context.js';
 import type { TierAccessResult } from '../../tiers/gating.js';
 import { readableColumns } from './fields.js';
+import { wireTimestamp } from '../../http/envelope.js';
 
 /**
  * A row as the API shows it: an allowlist of the declared columns that pass the unreadable floor, plus
@@ -10,7 +11,11 @@ import { readableColumns } from './fields.js';
  */
 export async function exportRow(model: Model, row: Row, ctx: ModelContext): Promise<Row> {
   const out: Row = {};
-  for (const name of readableColumns(model)) out[name] = row[name] ?? null;
+  // Timestamps leave in the contract's format already, so the serialiser has no row to copy.
+  for (const name of readableColumns(model)) {
+    const value = row[name];
+    out[name] = value instanceof Date ? wireTimestamp(value) : (value ?? null);
+  }
   for (const key of model.exposure.derived ?? []) out[key] = await model.derived![key]!(row, ctx);
   if (model.gate) {
     // A viewer the gate denies gets the preview in place of the gated body, never the body itself.
