@@ -70,7 +70,8 @@ interface ListingValues extends Record<string, unknown> {
 
 /** Everything that decides a listing's SQL text; values go to ListingValues. */
 interface ListingShape {
-  scope: Scope;
+  /** The owner columns of an owner-scoped listing (any of them equal to ownerId); null for all rows. */
+  ownerColumns: string[] | null;
   sort: string;
   direction: 'asc' | 'desc';
   filterNames: string[];
@@ -82,10 +83,8 @@ interface ListingShape {
 function scopedQuery(db: Kysely<DB>, model: Model, shape: ListingShape, v: ListingValues): AnySelect {
   let q: AnySelect = anyDb(db).selectFrom(model.table);
   if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
-  if (shape.scope.kind === 'owner') {
-    const { columns } = shape.scope;
-    q = q.where((eb) => eb.or(columns.map((c) => eb(c, '=', v.ownerId))));
-  }
+  const owners = shape.ownerColumns;
+  if (owners) q = q.where((eb) => eb.or(owners.map((c) => eb(c, '=', v.ownerId))));
   shape.filterNames.forEach((name, i) => {
     q = model.filters![name]!.apply(q, (v.filterValues as unknown[])[i]);
   });
@@ -133,7 +132,7 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
   if (scope.kind === 'none') return { total: 0, rows: [] };
   const open = params.openRowsFor;
   const shape: ListingShape = {
-    scope: scope.kind === 'owner' ? { kind: 'owner', columns: scope.columns, userId: 0 } : scope,
+    ownerColumns: scope.kind === 'owner' ? scope.columns : null,
     sort: params.sort,
     direction: params.direction,
     filterNames: params.filters.map((f) => f.name),
