@@ -69,7 +69,9 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
       const session = await request.webSession();
       if (session?.userId != null) return buckets.browserSession.consume(`user:${session.userId}`);
     }
-    return buckets.general.consume(request.ip);
+    // A key-authenticated request reads its failed-auth window in the same store round trip.
+    if (usesKeys) request.failedAuthReading = await buckets.general.consumeAndRead(request.ip, buckets.failedAuth, request.ip);
+    else await buckets.general.consume(request.ip);
   }
 
   api.addHook('onRequest', async (request, reply) => {
@@ -148,6 +150,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('principal', null);
   app.decorateRequest('logAction', null);
+  app.decorateRequest('failedAuthReading', null);
   app.decorateRequest('authenticate', function (this: FastifyRequest) {
     return authenticateRequest(services, this);
   });

@@ -36,6 +36,11 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The action name, class and verb, or endpoint, for the request log. */
     logAction: string | null;
+    /**
+     * The failed-auth check of this request's address, read by the general bucket's store round trip
+     * (key-authenticated requests); the authentication stage runs it instead of asking the store again.
+     */
+    failedAuthReading: (() => void) | null;
     /** Runs the authentication stage at most once per request and returns the principal. */
     authenticate(): Promise<Principal>;
     /** The website session named by the request's cookie, loaded at most once per request. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { revokeKey, revokeSessionKeysOf } from '../../src/accounts/api-keys.js';
 import { hashSecret } from '../../src/accounts/passwords.js';
 import { machineKeyVerificationCache } from '../../src/http/auth/authenticate.js';
@@ -361,6 +361,16 @@ describe('the failed-auth limit', () => {
     t = await createTestApp({ settings: { api_auth_rate_limit_requests: 3, api_auth_rate_limit_window: 900 } });
   });
   afterAll(async () => t.close());
+
+  it('asks the rate-limit store once for a key-authenticated request: the general count and the failed-auth reading together', async () => {
+    const { key } = await t.keyHeaders();
+    const store = t.services.rateLimitStore;
+    const calls = (['consume', 'peek', 'record', 'consumeAndPeek'] as const).map((m) => vi.spyOn(store, m));
+    const res = await t.request({ method: 'GET', url: SESSION, headers: { public_key: key.publicKey, secret_key: key.secretKey }, remoteAddress: '192.0.2.40' });
+    expect(res.statusCode).toBe(200);
+    expect(calls.map((c) => c.mock.calls.length)).toEqual([0, 0, 0, 1]);
+    for (const c of calls) c.mockRestore();
+  });
 
   it('answers 429 after the allowed failures from one IP, counting bad secrets and bad logins, then recovers', async () => {
     const { key } = await t.keyHeaders();

@@ -101,3 +101,31 @@ describe('rate-limit bucket (contract rule 3)', () => {
     expect((await refusal(general.consume('1.2.3.4'))).status).toBe(429);
   });
 });
+
+describe('rate-limit bucket: consumeAndRead (one store round trip for two buckets)', () => {
+  it("counts on its own bucket, refuses with its own 429, and hands back the other bucket's check", async () => {
+    const { b: general, clock, store } = bucket({ limit: 2, windowSeconds: 60 });
+    const failedAuth = new RateLimitBucket('auth', store, clock, () => ({ limit: 1, windowSeconds: 900 }));
+
+    const open = await general.consumeAndRead('ip', failedAuth, 'ip');
+    expect(() => open()).not.toThrow();
+    await failedAuth.record('ip');
+    clock.advanceSeconds(30);
+
+    const blocked = await general.consumeAndRead('ip', failedAuth, 'ip');
+    let err: unknown;
+    try {
+      blocked();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(429);
+    expect((err as ApiError).data).toStrictEqual({ limit: 1, window_seconds: 900, count: 1, retry_after_seconds: 870 });
+    // The failed-auth window was only read, never counted.
+    expect((await store.peek('auth:ip', clock.nowMs(), 900_000, 5)).count).toBe(1);
+
+    const own = await refusal(general.consumeAndRead('ip', failedAuth, 'ip'));
+    expect(own.data).toStrictEqual({ limit: 2, window_seconds: 60, count: 2, retry_after_seconds: 30 });
+  });
+});

@@ -111,6 +111,29 @@ function storeBehaviours(name: string, open: () => StoreUnderTest) {
       expect(await s.consume('k', T0, WINDOW, 5)).toEqual({ allowed: true, count: 3, oldestMs: T0 });
     });
 
+    it('consumeAndPeek counts on the first key and only reads the second', async () => {
+      const s = store();
+      await s.record('auth', T0, WINDOW);
+      await s.record('auth', T0 + 1, WINDOW);
+      const general = { key: 'general', windowMs: WINDOW, limit: 2 };
+      const auth = { key: 'auth', windowMs: WINDOW, limit: 2 };
+      expect(await s.consumeAndPeek(general, { ...auth, limit: 3 }, T0 + 10)).toEqual([
+        { allowed: true, count: 1, oldestMs: T0 + 10 },
+        { allowed: true, count: 2, oldestMs: T0 },
+      ]);
+      expect(await s.consumeAndPeek(general, auth, T0 + 20)).toEqual([
+        { allowed: true, count: 2, oldestMs: T0 + 10 },
+        { allowed: false, count: 2, oldestMs: T0 },
+      ]);
+      // A refused hit is not recorded, and the peeked window slides like any other.
+      expect(await s.consumeAndPeek(general, auth, T0 + WINDOW)).toEqual([
+        { allowed: false, count: 2, oldestMs: T0 + 10 },
+        { allowed: true, count: 1, oldestMs: T0 + 1 },
+      ]);
+      expect(await s.peek('auth', T0 + WINDOW, WINDOW, 2)).toEqual({ allowed: true, count: 1, oldestMs: T0 + 1 });
+      expect(await s.peek('general', T0 + WINDOW, WINDOW, 2)).toEqual({ allowed: false, count: 2, oldestMs: T0 + 10 });
+    });
+
     it('admits exactly the limit out of 50 parallel consumes', async () => {
       const s = store();
       const states = await Promise.all(Array.from({ length: 50 }, (_, i) => s.consume('k', T0 + i, WINDOW, 10)));

@@ -59,7 +59,8 @@ function ipAllowed(restriction: string | null, ip: string): boolean {
 async function authenticateKey(services: Services, request: FastifyRequest, publicKey: string | undefined, secretKey: string | undefined): Promise<Principal> {
   const { db, clock, buckets } = services;
   const ip = request.ip;
-  await buckets.failedAuth.check(ip);
+  if (request.failedAuthReading) request.failedAuthReading();
+  else await buckets.failedAuth.check(ip);
   const fail = async (e: ApiError): Promise<never> => {
     await buckets.failedAuth.record(ip);
     throw e;

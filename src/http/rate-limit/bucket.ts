@@ -35,6 +35,26 @@ export class RateLimitBucket {
     if (!state.allowed) throw this.refusal(state, limits, nowMs);
   }
 
+  /**
+   * consume(id), and in the same store round trip a reading of `other`'s window for `otherId`: throws
+   * this bucket's 429 as consume() does, and returns `other`'s check of that reading, to be run where
+   * that check belongs (it throws `other`'s 429 when the reading found the window used up).
+   */
+  async consumeAndRead(id: string, other: RateLimitBucket, otherId: string): Promise<() => void> {
+    const limits = this.limits();
+    const otherLimits = other.limits();
+    const nowMs = this.clock.nowMs();
+    const [state, reading] = await this.store.consumeAndPeek(
+      { key: `${this.name}:${id}`, windowMs: limits.windowSeconds * 1000, limit: limits.limit },
+      { key: `${other.name}:${otherId}`, windowMs: otherLimits.windowSeconds * 1000, limit: otherLimits.limit },
+      nowMs,
+    );
+    if (!state.allowed) throw this.refusal(state, limits, nowMs);
+    return () => {
+      if (!reading.allowed) throw other.refusal(reading, otherLimits, nowMs);
+    };
+  }
+
   /** Throws the 429 when `id` has used up the window, without counting (for failure-counted buckets). */
   async check(id: string): Promise<void> {
     const limits = this.limits();

@@ -1,4 +1,4 @@
-import type { RateLimitStore, WindowState } from './store.js';
+import type { RateLimitStore, WindowQuery, WindowState } from './store.js';
 
 interface Log {
   hits: number[];
@@ -45,16 +45,28 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { allowed, count: log.hits.length, oldestMs: log.hits[0] ?? null };
   }
 
-  async consume(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowState> {
+  private consumeNow(key: string, nowMs: number, windowMs: number, limit: number): WindowState {
     const log = this.prune(key, nowMs, windowMs);
     if (log.hits.length >= limit) return this.state(log, false);
     log.hits.push(nowMs);
     return this.state(log, true);
   }
 
-  async peek(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowState> {
+  private peekNow(key: string, nowMs: number, windowMs: number, limit: number): WindowState {
     const log = this.prune(key, nowMs, windowMs);
     return this.state(log, log.hits.length < limit);
+  }
+
+  async consume(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowState> {
+    return this.consumeNow(key, nowMs, windowMs, limit);
+  }
+
+  async peek(key: string, nowMs: number, windowMs: number, limit: number): Promise<WindowState> {
+    return this.peekNow(key, nowMs, windowMs, limit);
+  }
+
+  async consumeAndPeek(consumed: WindowQuery, peeked: WindowQuery, nowMs: number): Promise<[WindowState, WindowState]> {
+    return [this.consumeNow(consumed.key, nowMs, consumed.windowMs, consumed.limit), this.peekNow(peeked.key, nowMs, peeked.windowMs, peeked.limit)];
   }
 
   async record(key: string, nowMs: number, windowMs: number): Promise<void> {
