@@ -12,8 +12,9 @@ type Slots<P> = { readonly [K in keyof P]: P[K] };
  * A query built and compiled once, then run with new parameter values. Kysely builds, freezes and compiles
  * a query's tree on every execute; for the statements every request runs (the API-key lookup) that is
  * a real share of the request, and the SQL text does not change. `build` receives stand-ins for the
- * parameters and may use each only as a value, never to choose the query's shape (a stand-in compared or
- * tested in JavaScript would fix the shape of its first run for every run).
+ * parameters and may use each only as a single value, never to choose the query's shape (a stand-in
+ * compared or tested in JavaScript would fix the shape of its first run for every run) and never as the
+ * list of an `in` (a list's length is shape).
  */
 export function preparedQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<DB>, params: Slots<P>) => Compilable<R>,
