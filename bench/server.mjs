@@ -47,7 +47,6 @@ async function gatehouse() {
   await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_create_time, pst_update_time)
     select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(1, 30) g`.execute(database.db);
   services.requestLog.start();
-  if (process.env.XP_NOLOG) services.requestLog.add = () => {};
   const app = await buildApp(services, { logger: false });
   await app.listen({ host, port: 0 });
   const close = async () => {
