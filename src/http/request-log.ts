@@ -20,8 +20,22 @@ const MAX_BUFFER = 10_000;
 /** Rows per statement. */
 const MAX_BATCH = 2000;
 
-const COLUMNS = `rql_feature, rql_action, rql_ip_address, rql_usr_user_id, rql_api_key_type,
-  rql_was_success, rql_status_code, rql_error_type, rql_response_ms, rql_create_time`;
+type LogValue = string | number | boolean | Date | null;
+
+/** The log's columns in order: the SQL type of each and what an entry stores there (text cut to fit). */
+const COLUMNS: ReadonlyArray<{ name: string; type: string; value: (e: RequestLogEntry) => LogValue }> = [
+  { name: 'rql_feature', type: 'varchar', value: (e) => e.feature.slice(0, 50) },
+  { name: 'rql_action', type: 'varchar', value: (e) => e.action?.slice(0, 100) ?? null },
+  { name: 'rql_ip_address', type: 'varchar', value: (e) => e.ip.slice(0, 45) },
+  { name: 'rql_usr_user_id', type: 'int4', value: (e) => e.userId },
+  { name: 'rql_api_key_type', type: 'varchar', value: (e) => e.keyType },
+  { name: 'rql_was_success', type: 'bool', value: (e) => e.success },
+  { name: 'rql_status_code', type: 'int2', value: (e) => e.status },
+  { name: 'rql_error_type', type: 'varchar', value: (e) => e.errorType },
+  { name: 'rql_response_ms', type: 'int4', value: (e) => Math.round(e.responseMs) },
+  { name: 'rql_create_time', type: 'timestamp', value: (e) => e.at },
+];
+const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
 
 /** How a batch reaches the table: COPY on the embedded database, an array INSERT on PostgreSQL. */
 export type RequestLogLoad = 'copy' | 'insert';
@@ -31,44 +45,25 @@ export type RequestLogLoad = 'copy' | 'insert';
  * time of ten parameters per row).
  */
 function insertBatch(db: Kysely<DB>, batch: RequestLogEntry[]): Promise<unknown> {
-  const column = <T>(value: (e: RequestLogEntry) => T): T[] => batch.map(value);
-  return sql`
-    insert into rql_request_logs (${sql.raw(COLUMNS)})
-    select * from unnest(
-      ${column((e) => e.feature.slice(0, 50))}::varchar[],
-      ${column((e) => e.action?.slice(0, 100) ?? null)}::varchar[],
-      ${column((e) => e.ip.slice(0, 45))}::varchar[],
-      ${column((e) => e.userId)}::int4[],
-      ${column((e) => e.keyType)}::varchar[],
-      ${column((e) => e.success)}::bool[],
-      ${column((e) => e.status)}::int2[],
-      ${column((e) => e.errorType)}::varchar[],
-      ${column((e) => Math.round(e.responseMs))}::int4[],
-      ${column((e) => e.at)}::timestamp[]
-    )`.execute(db);
+  const arrays = COLUMNS.map((c) => sql`${batch.map(c.value)}::${sql.raw(c.type)}[]`);
+  return sql`insert into rql_request_logs (${sql.raw(COLUMN_LIST)}) select * from unnest(${sql.join(arrays)})`.execute(db);
 }
 
-/** A text value in COPY's text format: backslash, tab, newline and carriage return escaped; null is \N. */
-function copyText(value: string | null): string {
-  if (value === null) return '\\N';
-  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : value;
-}
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-function copyLine(e: RequestLogEntry): string {
-  return [
-    copyText(e.feature.slice(0, 50)),
-    copyText(e.action?.slice(0, 100) ?? null),
-    copyText(e.ip.slice(0, 45)),
-    e.userId === null ? '\\N' : String(e.userId),
-    copyText(e.keyType),
-    e.success ? 't' : 'f',
-    String(e.status),
-    copyText(e.errorType),
-    String(Math.round(e.responseMs)),
-    e.at.toISOString().slice(0, 23).replace('T', ' '),
-  ].join('\t');
+/**
+ * A value in COPY's text format: null is \N, booleans t/f, timestamps UTC to the millisecond, and text
+ * with backslash, tab, newline and carriage return escaped.
+ */
+function copyValue(value: LogValue): string {
+  if (value === null) return '\\N';
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (typeof value === 'number') return String(value);
+  if (value instanceof Date) return value.toISOString().slice(0, 23).replace('T', ' ');
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : value;
 }
+
+const copyLine = (e: RequestLogEntry): string => COLUMNS.map((c) => copyValue(c.value(e))).join('\t');
 
 /**
  * One COPY per batch: on the embedded database every statement runs on the request thread, and COPY
@@ -76,7 +71,7 @@ function copyLine(e: RequestLogEntry): string {
  */
 function copyBatch(db: Kysely<DB>, batch: RequestLogEntry[]): Promise<unknown> {
   const text = `${batch.map(copyLine).join('\n')}\n`;
-  const query: CopyFromBlobQuery = { ...CompiledQuery.raw(`copy rql_request_logs (${COLUMNS}) from '/dev/blob'`), blob: new Blob([text]) };
+  const query: CopyFromBlobQuery = { ...CompiledQuery.raw(`copy rql_request_logs (${COLUMN_LIST}) from '/dev/blob'`), blob: new Blob([text]) };
   return db.executeQuery(query);
 }
 

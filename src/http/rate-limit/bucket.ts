@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Settings } from '../../settings/store.js';
 import { ApiError } from '../errors.js';
-import type { RateLimitStore, WindowState } from './store.js';
+import type { RateLimitStore, WindowQuery, WindowState } from './store.js';
 
 export interface BucketLimits {
   limit: number;
@@ -27,11 +27,17 @@ export class RateLimitBucket {
     });
   }
 
+  /** `id`'s window in the store, with the limits of this moment. */
+  private window(id: string): WindowQuery & { limits: BucketLimits } {
+    const limits = this.limits();
+    return { key: `${this.name}:${id}`, windowMs: limits.windowSeconds * 1000, limit: limits.limit, limits };
+  }
+
   /** Counts one request for `id`, throwing the contract's 429 when the window is full. */
   async consume(id: string): Promise<void> {
-    const limits = this.limits();
+    const { key, windowMs, limit, limits } = this.window(id);
     const nowMs = this.clock.nowMs();
-    const state = await this.store.consume(`${this.name}:${id}`, nowMs, limits.windowSeconds * 1000, limits.limit);
+    const state = await this.store.consume(key, nowMs, windowMs, limit);
     if (!state.allowed) throw this.refusal(state, limits, nowMs);
   }
 
@@ -41,32 +47,28 @@ export class RateLimitBucket {
    * that check belongs (it throws `other`'s 429 when the reading found the window used up).
    */
   async consumeAndRead(id: string, other: RateLimitBucket, otherId: string): Promise<() => void> {
-    const limits = this.limits();
-    const otherLimits = other.limits();
+    const mine = this.window(id);
+    const theirs = other.window(otherId);
     const nowMs = this.clock.nowMs();
-    const [state, reading] = await this.store.consumeAndPeek(
-      { key: `${this.name}:${id}`, windowMs: limits.windowSeconds * 1000, limit: limits.limit },
-      { key: `${other.name}:${otherId}`, windowMs: otherLimits.windowSeconds * 1000, limit: otherLimits.limit },
-      nowMs,
-    );
-    if (!state.allowed) throw this.refusal(state, limits, nowMs);
+    const [state, reading] = await this.store.consumeAndPeek(mine, theirs, nowMs);
+    if (!state.allowed) throw this.refusal(state, mine.limits, nowMs);
     return () => {
-      if (!reading.allowed) throw other.refusal(reading, otherLimits, nowMs);
+      if (!reading.allowed) throw other.refusal(reading, theirs.limits, nowMs);
     };
   }
 
   /** Throws the 429 when `id` has used up the window, without counting (for failure-counted buckets). */
   async check(id: string): Promise<void> {
-    const limits = this.limits();
+    const { key, windowMs, limit, limits } = this.window(id);
     const nowMs = this.clock.nowMs();
-    const state = await this.store.peek(`${this.name}:${id}`, nowMs, limits.windowSeconds * 1000, limits.limit);
+    const state = await this.store.peek(key, nowMs, windowMs, limit);
     if (!state.allowed) throw this.refusal(state, limits, nowMs);
   }
 
   /** Counts one event (a failure) for `id`. */
   async record(id: string): Promise<void> {
-    const limits = this.limits();
-    await this.store.record(`${this.name}:${id}`, this.clock.nowMs(), limits.windowSeconds * 1000);
+    const { key, windowMs } = this.window(id);
+    await this.store.record(key, this.clock.nowMs(), windowMs);
   }
 }
 

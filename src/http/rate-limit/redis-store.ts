@@ -3,61 +3,49 @@ import { randomHex } from '../../lib/crypto.js';
 import type { RateLimitStore, WindowQuery, WindowState } from './store.js';
 
 // Each script runs atomically in Redis, so every node shares one exact window per key.
-// A sorted set per key: score = hit time (ms), member unique per hit.
-const CONSUME = `
-local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local allowed = 0
-if count < limit then
-  redis.call('ZADD', key, now, ARGV[4])
-  count = count + 1
-  allowed = 1
-end
-redis.call('PEXPIRE', key, window)
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {allowed, count, oldest[2] or '-1'}
-`;
-
-const PEEK = `
-local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-local allowed = 0
-if count < limit then allowed = 1 end
-return {allowed, count, oldest[2] or '-1'}
-`;
-
-// CONSUME on KEYS[1] and PEEK on KEYS[2], in one script (one round trip for a key-authenticated request).
-const CONSUME_AND_PEEK = `
-local now = tonumber(ARGV[1])
-local function window(key, span)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - span)
+// A sorted set per key: score = hit time (ms), member unique per hit. The scripts share these functions:
+// each returns {allowed, count, oldest hit or '-1'} for one key.
+const WINDOW_FUNCTIONS = `
+local function prune(key, now, window)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   return redis.call('ZCARD', key)
 end
 local function oldest(key)
   return redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2] or '-1'
 end
-local span1 = tonumber(ARGV[2])
-local count1 = window(KEYS[1], span1)
-local allowed1 = 0
-if count1 < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[4])
-  count1 = count1 + 1
-  allowed1 = 1
+local function consume(key, now, window, limit, member)
+  local count = prune(key, now, window)
+  local allowed = 0
+  if count < limit then
+    redis.call('ZADD', key, now, member)
+    count = count + 1
+    allowed = 1
+  end
+  redis.call('PEXPIRE', key, window)
+  return {allowed, count, oldest(key)}
 end
-redis.call('PEXPIRE', KEYS[1], span1)
-local count2 = window(KEYS[2], tonumber(ARGV[5]))
-local allowed2 = 0
-if count2 < tonumber(ARGV[6]) then allowed2 = 1 end
-return {allowed1, count1, oldest(KEYS[1]), allowed2, count2, oldest(KEYS[2])}
+local function peek(key, now, window, limit)
+  local count = prune(key, now, window)
+  local allowed = 0
+  if count < limit then allowed = 1 end
+  return {allowed, count, oldest(key)}
+end
+`;
+
+const CONSUME = `${WINDOW_FUNCTIONS}
+return consume(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
+`;
+
+const PEEK = `${WINDOW_FUNCTIONS}
+return peek(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
+`;
+
+// consume on KEYS[1] and peek on KEYS[2] in one script: one round trip for a key-authenticated request.
+const CONSUME_AND_PEEK = `${WINDOW_FUNCTIONS}
+local now = tonumber(ARGV[1])
+local a = consume(KEYS[1], now, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
+local b = peek(KEYS[2], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
+return {a[1], a[2], a[3], b[1], b[2], b[3]}
 `;
 
 const RECORD = `
