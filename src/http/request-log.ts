@@ -80,6 +80,7 @@ export class RequestLog {
   private buffer: RequestLogEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private waiting: Promise<void> | undefined;
   dropped = 0;
 
   constructor(
@@ -101,17 +102,32 @@ export class RequestLog {
     if (this.buffer.length >= (this.opts.batchSize ?? 1000)) void this.flush();
   }
 
-  /** Writes everything buffered so far; concurrent calls queue behind each other. */
+  /**
+   * Writes everything buffered so far. A write waits for the one before it; one waiting write is enough,
+   * since it takes whatever is buffered when it starts (every add() past the batch size used to queue a
+   * write of its own, and most of them wrote a handful of rows).
+   */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeBuffered());
-    return this.flushing;
+    if (!this.waiting) {
+      this.waiting = this.flushing.then(() => {
+        this.waiting = undefined;
+        return this.writeBuffered();
+      });
+      this.flushing = this.waiting;
+    }
+    return this.waiting;
   }
 
+  /**
+   * Writes what is buffered when it starts, in batches; entries added meanwhile wait for the next write
+   * (chasing them wrote a few rows per statement under steady load).
+   */
   private async writeBuffered(): Promise<void> {
-    while (this.buffer.length > 0) {
-      const batch = this.buffer.splice(0, MAX_BATCH);
+    const pending = this.buffer;
+    this.buffer = [];
+    for (let i = 0; i < pending.length; i += MAX_BATCH) {
       try {
-        await (this.opts.load === 'copy' ? copyBatch : insertBatch)(this.db, batch);
+        await (this.opts.load === 'copy' ? copyBatch : insertBatch)(this.db, pending.slice(i, i + MAX_BATCH));
       } catch (e) {
         this.opts.onError?.(e);
       }
