@@ -16,6 +16,9 @@ import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
 import { StoreSystem } from './store/index.js';
+import { KeyRowCache } from './http/auth/key-row-cache.js';
+import type { KeyRow } from './http/auth/authenticate.js';
+import { PRINCIPAL_CHANGES } from './db/change-feed.js';
 
 export interface RateLimitBuckets {
   /** Every API request, per IP, before authentication. */
@@ -45,6 +48,8 @@ export interface Services {
   tiers: TierSystem;
   /** The store: active only with products_active and subscriptions_active; provider clients and fakes' seams. */
   store: StoreSystem;
+  /** Key rows of recently presented keys (PostgreSQL only; see KeyRowCache for when one is used). */
+  keyRows: KeyRowCache<KeyRow>;
   close(): Promise<void>;
 }
 
@@ -58,6 +63,8 @@ export interface ServiceOptions {
   refreshSettings?: boolean;
   /** Where plugin folders are discovered (tests point at fixtures). */
   pluginsDir?: string;
+  /** Cache key rows on PostgreSQL (default true; the CLI, which serves no requests, turns it off). */
+  keyRowCache?: boolean;
 }
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
@@ -85,13 +92,21 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const requestLog = new RequestLog(db, { load: opts.database.kind === 'pglite' ? 'copy' : 'insert' });
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
   const scheduler = new Scheduler(db, clock, allTasks(partial));
+  const keyRows = new KeyRowCache<KeyRow>();
+  const changes = opts.keyRowCache === false ? undefined : opts.database.changes;
+  const forgetOnWrite = changes?.onLocalWrite(() => keyRows.invalidate());
+  const principalFeed = changes?.feed(PRINCIPAL_CHANGES, { changed: () => keyRows.invalidate(), live: (isLive) => keyRows.setLive(isLive) });
+  principalFeed?.start();
   return {
     ...partial,
     scheduler,
     tiers,
     store: new StoreSystem(db, settings, clock),
+    keyRows,
     async close() {
       if (refresh) clearInterval(refresh);
+      forgetOnWrite?.();
+      await principalFeed?.stop();
       await scheduler.stop();
       await requestLog.stop();
       await rateLimitStore.close();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeFeed, type ChangeFeedHandlers } from './change-feed.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { DB } from './types.js';
 
@@ -12,7 +13,19 @@ export interface Database {
   db: Kysely<DB>;
   /** Present only on the embedded database (for the socket server and dumps). */
   pglite?: PGlite;
+  /** Present only on PostgreSQL: what tells a cache that rows may have changed. */
+  changes?: DatabaseChanges;
   close(): Promise<void>;
+}
+
+export interface DatabaseChanges {
+  /**
+   * Calls `listener` after each statement of this process that may have written (anything but a plain
+   * select; begin and commit included, so a committed transaction is one too). Returns the unsubscribe.
+   */
+  onLocalWrite(listener: () => void): () => void;
+  /** A LISTEN on `channel` (other processes' notifications), not yet started. */
+  feed(channel: string, handlers: ChangeFeedHandlers): ChangeFeed;
 }
 
 export interface OpenOptions {
@@ -85,18 +98,21 @@ export class PreparedStatementNames {
     this.names.set(text, name);
     return name;
   }
+}
 
-  install(client: pg.PoolClient): void {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const [text, values] = args;
-      if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
-        const name = this.nameFor(text);
-        if (name) return query({ name, text, values });
-      }
-      return query(...args);
-    };
-  }
+/**
+ * Every statement a pooled client runs passes here: named when `statements` knows a name for its text,
+ * and followed by `afterWrite` when it may have written. Kysely sends its statements as (text, values).
+ */
+function hookQueries(client: pg.PoolClient, statements: PreparedStatementNames | undefined, afterWrite: () => void): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    if (typeof text !== 'string' || args.length > 2 || typeof values === 'function') return query(...args);
+    const name = statements && Array.isArray(values) ? statements.nameFor(text) : undefined;
+    const result = (name ? query({ name, text, values }) : query(...args)) as Promise<unknown>;
+    return text.startsWith('select ') ? result : result.finally(afterWrite);
+  };
 }
 
 async function openPostgres(url: string, poolMax: number, preparedStatements: boolean): Promise<Database> {
@@ -111,10 +127,19 @@ async function openPostgres(url: string, poolMax: number, preparedStatements: bo
   });
   // A pool error on an idle client must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
-  if (preparedStatements) {
-    const statements = new PreparedStatementNames();
-    pool.on('connect', (client) => statements.install(client));
-  }
+  const statements = preparedStatements ? new PreparedStatementNames() : undefined;
+  const writeListeners = new Set<() => void>();
+  const afterWrite = () => {
+    for (const listener of writeListeners) listener();
+  };
+  pool.on('connect', (client) => hookQueries(client, statements, afterWrite));
+  const changes: DatabaseChanges = {
+    onLocalWrite(listener) {
+      writeListeners.add(listener);
+      return () => writeListeners.delete(listener);
+    },
+    feed: (channel, handlers) => new ChangeFeed(url, channel, handlers),
+  };
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   try {
     await sql`select 1`.execute(db);
@@ -124,7 +149,7 @@ async function openPostgres(url: string, poolMax: number, preparedStatements: bo
     await db.destroy().catch(() => {});
     throw e;
   }
-  return { kind: 'postgres', db, close: () => db.destroy() };
+  return { kind: 'postgres', db, changes, close: () => db.destroy() };
 }
 
 async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {

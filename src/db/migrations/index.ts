@@ -11,6 +11,7 @@ import * as events from './0009_events.js';
 import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
 import * as deviceLinkSealedKey from './0011_device_link_sealed_key.js';
 import * as requestLogBrin from './0012_request_log_brin.js';
+import * as principalChangeNotify from './0013_principal_change_notify.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_subscription_lifecycle': subscriptionLifecycle,
   '0011_device_link_sealed_key': deviceLinkSealedKey,
   '0012_request_log_brin': requestLogBrin,
+  '0013_principal_change_notify': principalChangeNotify,
 };

@@ -32,6 +32,9 @@ const keyLookup = preparedQuery((db, p: { publicKey: string }) =>
     ])
     .where('apk_public_key', '=', p.publicKey),
 );
+/** A key with its user and tier, as the lookup reads it. */
+export type KeyRow = Awaited<ReturnType<typeof keyLookup>>[number];
+
 const verificationCache = new VerificationCache();
 const inFlight = new WeakMap<FastifyRequest, Promise<Principal>>();
 
@@ -57,7 +60,7 @@ function ipAllowed(restriction: string | null, ip: string): boolean {
 
 /** Key headers → principal, or the contract's 4xx. Every failure counts toward the failed-auth bucket. */
 async function authenticateKey(services: Services, request: FastifyRequest, publicKey: string | undefined, secretKey: string | undefined): Promise<Principal> {
-  const { db, clock, buckets } = services;
+  const { db, clock, buckets, keyRows } = services;
   const ip = request.ip;
   if (request.failedAuthReading) request.failedAuthReading();
   else await buckets.failedAuth.check(ip);
@@ -67,11 +70,11 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
   };
   if (!publicKey || !secretKey) return fail(authError(400, 'Missing API key headers public_key and secret_key'));
 
-  const [row] = await keyLookup(db, { publicKey });
+  const nowMs = clock.nowMs();
+  const row = await keyRows.get(publicKey, nowMs, async () => (await keyLookup(db, { publicKey }))[0]);
   if (!row) return fail(authError(400, 'Invalid API key'));
 
   // The secret is checked before anything about the key's state is revealed.
-  const nowMs = clock.nowMs();
   let secretOk: boolean;
   if (row.apk_type === 'session') {
     secretOk = safeEqual(sha256Hex(secretKey), row.apk_secret_hash);
