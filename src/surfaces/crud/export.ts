@@ -17,7 +17,8 @@ export async function exportRow(model: Model, row: Row, ctx: ModelContext): Prom
     out[name] = value instanceof Date ? wireTimestamp(value) : (value ?? null);
   }
   for (const key of model.exposure.derived ?? []) out[key] = await model.derived![key]!(row, ctx);
-  if (model.gate) {
+  // A row without a minimum level is open to everyone (the gate's first rule): nothing to ask the gate.
+  if (model.gate && (out.tier_access !== undefined || row[model.gate.minLevel] != null)) {
     // A viewer the gate denies gets the preview in place of the gated body, never the body itself.
     const access = (out.tier_access as TierAccessResult | undefined) ?? (await gateFor(ctx).check(model, row));
     if (!access.allowed) {
