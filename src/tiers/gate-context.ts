@@ -94,8 +94,10 @@ export class TierGate {
   }
 
   async checkGate(gate: EntityGate): Promise<TierAccessResult> {
-    // An ungated entity's result names no tier: the catalogue is read only for gated ones.
-    const [tierLevel, catalogue] = await Promise.all([this.viewerLevel(), gate.minLevel === null ? NO_CATALOGUE : this.catalogue()]);
+    // An ungated entity's result names no tier: the catalogue is read only for gated ones (and then
+    // alongside the viewer's level).
+    const [tierLevel, catalogue] =
+      gate.minLevel === null ? [await this.viewerLevel(), NO_CATALOGUE] : await Promise.all([this.viewerLevel(), this.catalogue()]);
     return decideTierAccess(gate, { userId: this.viewer.userId, permission: this.viewer.permission, tierLevel }, catalogue, this.clock.now());
   }
 
