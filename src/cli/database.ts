@@ -21,8 +21,12 @@ const POLL_MS = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// A connect the server accepted but does not answer is given up and retried (within WAIT_MS), never
+// waited on forever.
+const CONNECT_TIMEOUT_MS = 10_000;
+
 async function openThroughSocket(dataDir: string): Promise<Database> {
-  return openDatabase({ databaseUrl: socketConnectionString(dataDir), pgPoolMax: 1, preparedStatements: false });
+  return openDatabase({ databaseUrl: socketConnectionString(dataDir), pgPoolMax: 1, preparedStatements: false, connectTimeoutMs: CONNECT_TIMEOUT_MS });
 }
 
 /**

@@ -42,6 +42,8 @@ export interface OpenOptions {
    * outlives it and collides with the next client's.
    */
   preparedStatements?: boolean;
+  /** Give up on a PostgreSQL connect that has not completed after this long (default: wait). */
+  connectTimeoutMs?: number;
 }
 
 // Both drivers must hand back the same JS values: int8 and counts as numbers, `timestamp` (stored in UTC)
@@ -115,10 +117,11 @@ function hookQueries(client: pg.PoolClient, statements: PreparedStatementNames |
   };
 }
 
-async function openPostgres(url: string, poolMax: number, preparedStatements: boolean): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, preparedStatements: boolean, connectTimeoutMs: number | undefined): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
+    connectionTimeoutMillis: connectTimeoutMs ?? 0,
     options: '-c TimeZone=UTC',
     types: {
       getTypeParser: ((oid: number, format?: string) =>
@@ -171,6 +174,6 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
 }
 
 export function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.pgPoolMax ?? 10, opts.preparedStatements ?? true);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.pgPoolMax ?? 10, opts.preparedStatements ?? true, opts.connectTimeoutMs);
   return openPGlite(opts.dataDir, opts.loadDataDir);
 }

@@ -92,10 +92,21 @@ class SharedSession {
     release?.();
   }
 
+  /** True while a socket client's message waits for the server's queries (and transactions) to finish. */
+  get waitingForServer(): boolean {
+    return this.entering !== null;
+  }
+
   /** The PGlite the socket server sees: its exclusive sections go through the gate. */
   view(): PGlite {
     const { pglite } = this;
     const overrides: Partial<Record<keyof PGlite, unknown>> = {
+      // The socket server asks this to keep a client's transaction to that client: while one is open it
+      // runs only that client's messages, and it rolls it back when the client disconnects. A transaction
+      // of the server's own (the gate not held) is none of its business: reporting it stranded a new
+      // client's first message in the queue (the queue waited for the last client, long gone, and
+      // nothing woke it), so that connect never completed.
+      isInTransaction: () => this.release !== null && pglite.isInTransaction(),
       runExclusive: async <T>(fn: () => Promise<T>): Promise<T> => {
         await this.enter();
         try {
@@ -133,8 +144,18 @@ class SharedSession {
   }
 }
 
+export interface SocketServerStats {
+  /** Clients connected (at most one). */
+  clients: number;
+  /** Client messages queued, not yet taken. */
+  queuedMessages: number;
+  /** A taken message waits for the server's own queries to finish. */
+  waitingForServer: boolean;
+}
+
 export interface SocketServer {
   readonly path: string;
+  stats(): SocketServerStats;
   stop(): Promise<void>;
 }
 
@@ -151,6 +172,10 @@ export async function startSocketServer(pglite: PGlite, db: Kysely<DB>, dataDir:
   await server.start();
   return {
     path: file,
+    stats() {
+      const { activeConnections, queuedQueries } = server.getStats();
+      return { clients: activeConnections, queuedMessages: queuedQueries, waitingForServer: session.waitingForServer };
+    },
     async stop() {
       await server.stop();
       session.close();

@@ -13,7 +13,9 @@ import {
 
 // On PGlite the commands reach a running server's database through its Unix socket (the way an operator
 // uses them); with DATABASE_URL they run against a fresh PostgreSQL database of their own.
-describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, () => {
+// A command waits up to 30 s for its turn on the socket; a test outlasts that so that a failure shows the
+// command's own error rather than a bare timeout.
+describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, { timeout: 60_000 }, () => {
   let env: NodeJS.ProcessEnv;
   let server: ServerProcess | undefined;
   let cleanup: () => Promise<void>;
