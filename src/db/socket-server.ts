@@ -1,4 +1,5 @@
 import { existsSync, unlinkSync } from 'node:fs';
+import type { Server, Socket } from 'node:net';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -147,6 +148,8 @@ class SharedSession {
 export interface SocketServerStats {
   /** Clients connected (at most one). */
   clients: number;
+  /** Connections open at the socket level (a refused client's, until it is closed, counts here). */
+  sockets: number;
   /** Client messages queued, not yet taken. */
   queuedMessages: number;
   /** A taken message waits for the server's own queries to finish. */
@@ -157,6 +160,28 @@ export interface SocketServer {
   readonly path: string;
   stats(): SocketServerStats;
   stop(): Promise<void>;
+}
+
+/**
+ * pglite-socket refuses a client over its limit by writing "Too many connections" and ending its side,
+ * without ever reading: the client's startup message stays unread, so the socket never sees the client's
+ * end and never closes, and net.Server (whose maxConnections pglite-socket sets to the same 1) then drops
+ * every later client: no CLI command could reach the database until the server restarted. That refusal
+ * happens when a client arrives just as the previous one leaves. A connection whose writing side has
+ * ended is closed here; the protocol never half-closes, so a served client loses nothing.
+ * Returns the open connections.
+ */
+function closeRefusedSockets(server: PGLiteSocketServer): ReadonlySet<Socket> {
+  // The net.Server is not part of pglite-socket's API; it exists once start() has resolved.
+  const netServer = (server as unknown as { server: Server | null }).server;
+  if (!netServer) throw new Error('pglite-socket: no net.Server after start()');
+  const open = new Set<Socket>();
+  netServer.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    socket.once('finish', () => socket.destroy());
+  });
+  return open;
 }
 
 /** Serves the embedded database on DATA_DIR/.s.PGSQL.5432 for the CLI and psql while the server runs. */
@@ -170,11 +195,12 @@ export async function startSocketServer(pglite: PGlite, db: Kysely<DB>, dataDir:
   const session = new SharedSession(pglite, db);
   const server = new PGLiteSocketServer({ db: session.view(), path: file, maxConnections: MAX_CONNECTIONS, idleTimeout: IDLE_CLIENT_MS });
   await server.start();
+  const sockets = closeRefusedSockets(server);
   return {
     path: file,
     stats() {
       const { activeConnections, queuedQueries } = server.getStats();
-      return { clients: activeConnections, queuedMessages: queuedQueries, waitingForServer: session.waitingForServer };
+      return { clients: activeConnections, sockets: sockets.size, queuedMessages: queuedQueries, waitingForServer: session.waitingForServer };
     },
     async stop() {
       await server.stop();
