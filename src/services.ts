@@ -89,7 +89,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     deviceLink: new RateLimitBucket('device_link', rateLimitStore, clock, settingsLimits(settings, 'api_device_link_rate_limit_requests', 'api_device_link_rate_limit_window')),
   };
   const webSessions = new WebSessions(db, clock, settings);
-  const requestLog = new RequestLog(db, { load: opts.database.kind === 'pglite' ? 'copy' : 'insert' });
+  const requestLog = new RequestLog((table, columns, text) => opts.database.copyRows(table, columns, text));
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
   const scheduler = new Scheduler(db, clock, allTasks(partial));
   const keyRows = new KeyRowCache<KeyRow>();

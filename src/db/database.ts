@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import { ChangeFeed, type ChangeFeedHandlers } from './change-feed.js';
-import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteDialect, type CopyFromBlobQuery } from './pglite-dialect.js';
 import type { DB } from './types.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -15,7 +18,20 @@ export interface Database {
   pglite?: PGlite;
   /** Present only on PostgreSQL: what tells a cache that rows may have changed. */
   changes?: DatabaseChanges;
+  /**
+   * Loads rows given in COPY's text format (one line per row, tab-separated, in `columns` order) into
+   * `table`: the cheapest bulk load on both databases, for both this process and the database server.
+   */
+  copyRows(table: string, columns: readonly string[], text: string): Promise<void>;
   close(): Promise<void>;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/** `copy table (columns) from <source>`; names come from code, and anything else is refused. */
+function copyStatement(table: string, columns: readonly string[], source: string): string {
+  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`copyRows: not a plain identifier: ${name}`);
+  return `copy ${table} (${columns.join(', ')}) from ${source}`;
 }
 
 export interface DatabaseChanges {
@@ -152,7 +168,21 @@ async function openPostgres(url: string, poolMax: number, preparedStatements: bo
     await db.destroy().catch(() => {});
     throw e;
   }
-  return { kind: 'postgres', db, changes, close: () => db.destroy() };
+  const copyRows = async (table: string, columns: readonly string[], text: string): Promise<void> => {
+    const statement = copyStatement(table, columns, 'stdin');
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      await pipeline(Readable.from([text]), client.query(copyFromStdin(statement)));
+    } catch (e) {
+      failure = e instanceof Error ? e : new Error(String(e));
+      throw e;
+    } finally {
+      // A connection whose COPY failed is not trusted with the next statement: the pool replaces it.
+      client.release(failure);
+    }
+  };
+  return { kind: 'postgres', db, changes, copyRows, close: () => db.destroy() };
 }
 
 async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
@@ -166,6 +196,11 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
     kind: 'pglite',
     db,
     pglite,
+    // Through Kysely, so that the load waits its turn on the one connection like any other statement.
+    copyRows: async (table, columns, text) => {
+      const query: CopyFromBlobQuery = { ...CompiledQuery.raw(copyStatement(table, columns, "'/dev/blob'")), blob: new Blob([text]) };
+      await db.executeQuery(query);
+    },
     close: async () => {
       await db.destroy();
       if (!pglite.closed) await pglite.close();

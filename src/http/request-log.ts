@@ -1,7 +1,3 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
-import type { CopyFromBlobQuery } from '../db/pglite-dialect.js';
-import type { DB } from '../db/types.js';
-
 /** One API request as the request log keeps it: never secrets, passwords or bodies. */
 export interface RequestLogEntry {
   feature: string;
@@ -22,34 +18,35 @@ const MAX_BATCH = 2000;
 
 type LogValue = string | number | boolean | Date | null;
 
-/** The log's columns in order: the SQL type of each and what an entry stores there (text cut to fit). */
-const COLUMNS: ReadonlyArray<{ name: string; type: string; value: (e: RequestLogEntry) => LogValue }> = [
-  { name: 'rql_feature', type: 'varchar', value: (e) => e.feature.slice(0, 50) },
-  { name: 'rql_action', type: 'varchar', value: (e) => e.action?.slice(0, 100) ?? null },
-  { name: 'rql_ip_address', type: 'varchar', value: (e) => e.ip.slice(0, 45) },
-  { name: 'rql_usr_user_id', type: 'int4', value: (e) => e.userId },
-  { name: 'rql_api_key_type', type: 'varchar', value: (e) => e.keyType },
-  { name: 'rql_was_success', type: 'bool', value: (e) => e.success },
-  { name: 'rql_status_code', type: 'int2', value: (e) => e.status },
-  { name: 'rql_error_type', type: 'varchar', value: (e) => e.errorType },
-  { name: 'rql_response_ms', type: 'int4', value: (e) => Math.round(e.responseMs) },
-  { name: 'rql_create_time', type: 'timestamp', value: (e) => e.at },
+/** The log's columns in order and what an entry stores in each (text cut to fit). */
+const COLUMNS: ReadonlyArray<{ name: string; value: (e: RequestLogEntry) => LogValue }> = [
+  { name: 'rql_feature', value: (e) => e.feature.slice(0, 50) },
+  { name: 'rql_action', value: (e) => e.action?.slice(0, 100) ?? null },
+  { name: 'rql_ip_address', value: (e) => e.ip.slice(0, 45) },
+  { name: 'rql_usr_user_id', value: (e) => e.userId },
+  { name: 'rql_api_key_type', value: (e) => e.keyType },
+  { name: 'rql_was_success', value: (e) => e.success },
+  { name: 'rql_status_code', value: (e) => e.status },
+  { name: 'rql_error_type', value: (e) => e.errorType },
+  { name: 'rql_response_ms', value: (e) => Math.round(e.responseMs) },
+  { name: 'rql_create_time', value: (e) => e.at },
 ];
-const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
+const COLUMN_NAMES = COLUMNS.map((c) => c.name);
 
-/** How a batch reaches the table: COPY on the embedded database, an array INSERT on PostgreSQL. */
-export type RequestLogLoad = 'copy' | 'insert';
-
-/**
- * One INSERT per batch with one array parameter per column (ten arrays parse and bind in about half the
- * time of ten parameters per row).
- */
-function insertBatch(db: Kysely<DB>, batch: RequestLogEntry[]): Promise<unknown> {
-  const arrays = COLUMNS.map((c) => sql`${batch.map(c.value)}::${sql.raw(c.type)}[]`);
-  return sql`insert into rql_request_logs (${sql.raw(COLUMN_LIST)}) select * from unnest(${sql.join(arrays)})`.execute(db);
-}
+/** Writes rows given in COPY's text format (Database.copyRows). */
+export type CopyRows = (table: string, columns: readonly string[], text: string) => Promise<void>;
 
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** Under load many entries share a millisecond: the last one's text is reused. */
+let lastTime = { ms: Number.NaN, text: '' };
+
+/** UTC to the millisecond, as COPY reads a timestamp. */
+function copyTimestamp(d: Date): string {
+  const ms = d.getTime();
+  if (ms !== lastTime.ms) lastTime = { ms, text: d.toISOString().slice(0, 23).replace('T', ' ') };
+  return lastTime.text;
+}
 
 /**
  * A value in COPY's text format: null is \N, booleans t/f, timestamps UTC to the millisecond, and text
@@ -59,20 +56,15 @@ function copyValue(value: LogValue): string {
   if (value === null) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (typeof value === 'number') return String(value);
-  if (value instanceof Date) return value.toISOString().slice(0, 23).replace('T', ' ');
+  if (value instanceof Date) return copyTimestamp(value);
   return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : value;
 }
 
 const copyLine = (e: RequestLogEntry): string => COLUMNS.map((c) => copyValue(c.value(e))).join('\t');
 
-/**
- * One COPY per batch: on the embedded database every statement runs on the request thread, and COPY
- * loads a batch in about two thirds of the time of the array INSERT.
- */
-function copyBatch(db: Kysely<DB>, batch: RequestLogEntry[]): Promise<unknown> {
-  const text = `${batch.map(copyLine).join('\n')}\n`;
-  const query: CopyFromBlobQuery = { ...CompiledQuery.raw(`copy rql_request_logs (${COLUMN_LIST}) from '/dev/blob'`), blob: new Blob([text]) };
-  return db.executeQuery(query);
+/** One batch as COPY text: a line per entry. */
+export function copyText(batch: readonly RequestLogEntry[]): string {
+  return `${batch.map(copyLine).join('\n')}\n`;
 }
 
 /** Buffers entries and writes them in batches, off the request path; flush() on shutdown. */
@@ -83,9 +75,10 @@ export class RequestLog {
   private waiting: Promise<void> | undefined;
   dropped = 0;
 
+  /** `copyRows` is the database's COPY loader (one statement per batch, on both databases). */
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly opts: { load?: RequestLogLoad; batchSize?: number; intervalMs?: number; onError?: (e: unknown) => void } = {},
+    private readonly copyRows: CopyRows,
+    private readonly opts: { batchSize?: number; intervalMs?: number; onError?: (e: unknown) => void } = {},
   ) {}
 
   start(): void {
@@ -127,7 +120,7 @@ export class RequestLog {
     this.buffer = [];
     for (let i = 0; i < pending.length; i += MAX_BATCH) {
       try {
-        await (this.opts.load === 'copy' ? copyBatch : insertBatch)(this.db, pending.slice(i, i + MAX_BATCH));
+        await this.copyRows('rql_request_logs', COLUMN_NAMES, copyText(pending.slice(i, i + MAX_BATCH)));
       } catch (e) {
         this.opts.onError?.(e);
       }

@@ -1,44 +1,22 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { DB } from '../../src/db/types.js';
-import { RequestLog, type RequestLogEntry } from '../../src/http/request-log.js';
+import { RequestLog, copyText, type CopyRows, type RequestLogEntry } from '../../src/http/request-log.js';
 
-/** A database that records how many rows each request-log statement carried and holds each until released. */
-function recordingDatabase() {
+/** A COPY loader that records how many rows each load carried and holds each until released. */
+function recordingLoader() {
   const rowsPerStatement: number[] = [];
   const held: Array<() => void> = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-      rowsPerStatement.push((query.parameters[0] as unknown[]).length);
-      await new Promise<void>((release) => held.push(release));
-      return { rows: [] };
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('not used');
-    },
+  const copyRows: CopyRows = async (_table, _columns, text) => {
+    rowsPerStatement.push(text.split('\n').length - 1);
+    await new Promise<void>((release) => held.push(release));
   };
-  class Driver extends DummyDriver {
-    override async acquireConnection(): Promise<DatabaseConnection> {
-      return connection;
-    }
-  }
-  const db = new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new Driver(),
-      createIntrospector: (k) => new PostgresIntrospector(k),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
   const releaseAll = async () => {
-    // Let queued writes reach the database, then release whatever is held, until nothing is.
+    // Let queued writes reach the loader, then release whatever is held, until nothing is.
     for (let i = 0; i < 50; i++) {
       await new Promise((r) => setImmediate(r));
       held.splice(0).forEach((release) => release());
     }
   };
-  return { db, rowsPerStatement, held, releaseAll };
+  return { copyRows, rowsPerStatement, held, releaseAll };
 }
 
 const entry = (): RequestLogEntry => ({
@@ -56,8 +34,8 @@ const entry = (): RequestLogEntry => ({
 
 describe('request log batches', () => {
   it('writes a batch once batchSize entries are buffered, and an entry added during that write waits for the next one', async () => {
-    const { db, rowsPerStatement, held, releaseAll } = recordingDatabase();
-    const log = new RequestLog(db, { load: 'insert', batchSize: 3 });
+    const { copyRows, rowsPerStatement, held, releaseAll } = recordingLoader();
+    const log = new RequestLog(copyRows, { batchSize: 3 });
     for (let i = 0; i < 3; i++) log.add(entry());
     const first = log.flush();
     await new Promise((r) => setImmediate(r));
@@ -75,8 +53,8 @@ describe('request log batches', () => {
   });
 
   it('queues one write behind a running one however many entries arrive meanwhile', async () => {
-    const { db, rowsPerStatement, releaseAll } = recordingDatabase();
-    const log = new RequestLog(db, { load: 'insert', batchSize: 2 });
+    const { copyRows, rowsPerStatement, releaseAll } = recordingLoader();
+    const log = new RequestLog(copyRows, { batchSize: 2 });
     log.add(entry());
     log.add(entry()); // the first write starts with these two
     await new Promise((r) => setImmediate(r));
@@ -88,12 +66,24 @@ describe('request log batches', () => {
   });
 
   it('splits a large buffer into statements of at most 2000 rows', async () => {
-    const { db, rowsPerStatement, releaseAll } = recordingDatabase();
-    const log = new RequestLog(db, { load: 'insert', batchSize: 1_000_000 });
+    const { copyRows, rowsPerStatement, releaseAll } = recordingLoader();
+    const log = new RequestLog(copyRows, { batchSize: 1_000_000 });
     for (let i = 0; i < 4500; i++) log.add(entry());
     const done = log.flush();
     await releaseAll();
     await done;
     expect(rowsPerStatement).toEqual([2000, 2000, 500]);
+  });
+
+  it('writes COPY text: tab-separated columns in order, \\N for null, t/f, UTC milliseconds, escaped text', () => {
+    const at = new Date('2026-05-04T03:02:01.456Z');
+    const text = copyText([
+      { feature: 'crud', action: 'Post:read', ip: '2001:db8::7', userId: 42, keyType: 'session', success: false, status: 403, errorType: 'AuthenticationError', responseMs: 12.6, at },
+      { ...entry(), action: 'a\tb\nc\\d\re', errorType: null },
+    ]);
+    expect(text).toBe(
+      'crud\tPost:read\t2001:db8::7\t42\tsession\tf\t403\tAuthenticationError\t13\t2026-05-04 03:02:01.456\n' +
+        'crud\ta\\tb\\nc\\\\d\\re\t198.51.100.9\t\\N\t\\N\tt\t200\t\\N\t1\t2026-11-24 12:00:00.000\n',
+    );
   });
 });
