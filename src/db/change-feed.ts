@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { assertPlainIdentifier } from './identifier.js';
 
 /**
  * The channel the principal-change triggers (migration 0013) notify: a write to API keys, users, tier
@@ -34,7 +35,7 @@ export class ChangeFeed {
     private readonly channel: string,
     private readonly handlers: ChangeFeedHandlers,
   ) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    assertPlainIdentifier(channel, 'not a channel name');
   }
 
   start(): void {

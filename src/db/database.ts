@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { ChangeFeed, type ChangeFeedHandlers } from './change-feed.js';
+import { assertPlainIdentifier } from './identifier.js';
 import { PGliteDialect, type CopyFromBlobQuery } from './pglite-dialect.js';
 import type { DB } from './types.js';
 
@@ -26,11 +27,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
-
 /** `copy table (columns) from <source>`; names come from code, and anything else is refused. */
 function copyStatement(table: string, columns: readonly string[], source: string): string {
-  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new Error(`copyRows: not a plain identifier: ${name}`);
+  for (const name of [table, ...columns]) assertPlainIdentifier(name, 'copyRows: not a plain identifier');
   return `copy ${table} (${columns.join(', ')}) from ${source}`;
 }
 
