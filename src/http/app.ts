@@ -35,7 +35,9 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError(500, 'TransactionError', `Internal error (ref ${request.id})`);
 }
 
+/** The error envelope for `err` with its status and headers; the request log reads the errortype. */
 function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  (reply as FastifyReply & { errortype?: string }).errortype = err.errortype;
   reply.code(err.status);
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
   return reply.type('application/json; charset=utf-8').send(failure(err));
@@ -111,15 +113,13 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
   });
 
   api.setErrorHandler((error, request, reply) => {
-    const err = toApiError(error, request);
-    (reply as FastifyReply & { errortype?: string }).errortype = err.errortype;
     reply.headers(SECURITY_HEADERS);
-    return sendError(reply, err);
+    return sendError(reply, toApiError(error, request));
   });
 
-  api.setNotFoundHandler(async (request) => {
-    throw notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
-  });
+  // Answered, not thrown: an unknown path is the commonest refusal, and an exception's trip through the
+  // error handler costs it about a tenth of its time.
+  api.setNotFoundHandler((request, reply) => sendError(reply, notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`)));
 
   await registerSurfaces(api, services);
   await opts.extraApiRoutes?.(api, services);

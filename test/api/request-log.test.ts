@@ -44,6 +44,21 @@ describe('request log record', () => {
     expectWholeMilliseconds(rows);
   });
 
+  // A path that names no class (one segment, or a class's item path with a wrong case) never reaches a
+  // CRUD handler: it is the API's not-found answer, logged like any other unknown path.
+  it.each([
+    ['/api/v1/nope', '192.0.2.11'],
+    ['/api/v1/post/1', '192.0.2.12'],
+    ['/api/v1/Nopes', '192.0.2.13'],
+  ])('logs GET %s (no such class) as an unknown-feature 404 NotFound', async (url, ip) => {
+    const res = await t.request({ method: 'GET', url, remoteAddress: ip });
+    expect(res.statusCode).toBe(404);
+    expect(res.json).toEqual({ api_version: '1.0', errortype: 'NotFound', error: `No API endpoint GET ${url}`, data: {} });
+    const rows = await rowsFrom(ip);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ rql_feature: 'unknown', rql_action: null, rql_was_success: false, rql_status_code: 404, rql_error_type: 'NotFound' });
+  });
+
   it("logs a machine key's session read with the user id and key type 'machine'", async () => {
     const ip = '192.0.2.2';
     const { headers, userId } = await t.keyHeaders();

@@ -16,8 +16,7 @@ import { deleteRow, insertRow, loadCollection, loadRow, parseCollectionParams, u
 import { stampTimes, updateRecord } from './write.js';
 
 type Verb = 'read' | 'write';
-interface ClassParams { className: string }
-interface ItemParams { className: string; id: string }
+interface ItemParams { id: string }
 
 /** Unknown class, class not exposed for the verb, plugin inactive: one indistinguishable 404. */
 const noSuchClass = (request: FastifyRequest) => notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
@@ -36,12 +35,6 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const exposed = verb === 'read' ? model?.exposure.readable : model?.exposure.writable;
     if (!model || !exposed) throw noSuchClass(request);
     return model;
-  }
-
-  /** The collection path is the class name plus one 's' (Address → Addresss). */
-  function collectionResource(request: FastifyRequest, path: string): Model {
-    if (!path.endsWith('s')) throw noSuchClass(request);
-    return resource(request, path.slice(0, -1), 'read');
   }
 
   /** Authentication runs after the class resolves, so an unknown class is a 404 like any unknown path. */
@@ -77,8 +70,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
 
   const config = { feature: 'crud' as const, auth: 'surface' as const };
 
-  api.get<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
-    const model = resource(request, request.params.className, 'read');
+  async function readOne(request: FastifyRequest<{ Params: ItemParams }>, className: string) {
+    const model = resource(request, className, 'read');
     request.logAction = `${model.className}:read`;
     const ctx = await context(request, 'read');
     // Soft delete, then the is-viewable check (a row the reader may not see is not found), then the
@@ -88,10 +81,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     if (!row) throw transactionError(`${model.className} not found`);
     await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
-  });
+  }
 
-  api.get<{ Params: ClassParams; Querystring: Record<string, unknown> }>('/:className', { config }, async (request) => {
-    const model = collectionResource(request, request.params.className);
+  async function readMany(request: FastifyRequest<{ Querystring: Record<string, unknown> }>, className: string) {
+    const model = resource(request, className, 'read');
     request.logAction = `${model.className}:list`;
     const ctx = await context(request, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
@@ -105,10 +98,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const data: Row[] = [];
     for (const row of rows) if (await recordAllowed(model, row, 'read', ctx)) data.push(await exportRow(model, row, ctx));
     return success(data, '', { num_results: total, page: params.page, numperpage: params.numperpage });
-  });
+  }
 
-  api.post<{ Params: ClassParams }>('/:className', { config }, async (request) => {
-    const model = resource(request, request.params.className, 'write');
+  async function create(request: FastifyRequest, className: string) {
+    const model = resource(request, className, 'write');
     request.logAction = `${model.className}:create`;
     const ctx = await context(request, 'write');
     const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
@@ -124,10 +117,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     });
     if (!row) throw transactionError(`${model.className} not found`);
     return success(await exportRow(model, row, ctx), `New ${model.className} successful.`);
-  });
+  }
 
-  api.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>('/:className/:id', { config }, async (request) => {
-    const model = resource(request, request.params.className, 'write');
+  async function update(request: FastifyRequest<{ Params: ItemParams; Querystring: Record<string, unknown> }>, className: string) {
+    const model = resource(request, className, 'write');
     request.logAction = `${model.className}:update`;
     const ctx = await context(request, 'write');
     const id = parseId(model, request.params.id);
@@ -141,10 +134,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       return loadRow(trx, model, id);
     });
     return success(await exportRow(model, row!, ctx), `${model.className} update successful.`);
-  });
+  }
 
-  api.delete<{ Params: ItemParams }>('/:className/:id', { config }, async (request) => {
-    const model = resource(request, request.params.className, 'write');
+  async function remove(request: FastifyRequest<{ Params: ItemParams }>, className: string) {
+    const model = resource(request, className, 'write');
     request.logAction = `${model.className}:delete`;
     const ctx = await context(request, 'delete');
     const id = parseId(model, request.params.id);
@@ -164,5 +157,16 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       return { ...stored, ...changes };
     });
     return success(await exportRow(model, row, ctx), 'Deletion successful.');
-  });
+  }
+
+  // One route per declared class and verb (its plugin's state and the class's exposure are checked per
+  // request): a path that names no class never enters a handler, and gets the API's not-found answer.
+  // The collection path is the class name plus one 's' (Address → Addresss).
+  for (const { className } of models.all()) {
+    api.get<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => readOne(request, className));
+    api.get<{ Querystring: Record<string, unknown> }>(`/${className}s`, { config }, (request) => readMany(request, className));
+    api.post(`/${className}`, { config }, (request) => create(request, className));
+    api.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>(`/${className}/:id`, { config }, (request) => update(request, className));
+    api.delete<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => remove(request, className));
+  }
 }
