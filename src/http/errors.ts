@@ -42,6 +42,8 @@ export class ApiError extends Error {
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
 
 export const notFound = (message = 'Not found') => new ApiError(404, 'NotFound', message);
+/** The one answer for a path the API does not serve (unknown, or a class not exposed for the verb). */
+export const noEndpoint = (request: { method: string; url: string }) => notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
 export const authError = (status: 400 | 401 | 403, message: string) => new ApiError(status, 'AuthenticationError', message);
 export const transactionError = (message: string, status = 400, data?: Record<string, unknown>) =>
   new ApiError(status, 'TransactionError', message, data ? { data } : {});

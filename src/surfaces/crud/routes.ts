@@ -5,7 +5,7 @@ import type { Model, ModelContext, Row } from '../../models/define.js';
 import { models } from '../../models/index.js';
 import { requireCapability } from '../../http/auth/capabilities.js';
 import { success } from '../../http/envelope.js';
-import { authError, isApiError, notFound, transactionError } from '../../http/errors.js';
+import { authError, isApiError, noEndpoint, transactionError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { authorizeRecord, collectionScope, recordAllowed } from './authorize.js';
 import { requireCreateFields, sanitizeInput } from './coerce.js';
@@ -18,9 +18,6 @@ import { stampTimes, updateRecord } from './write.js';
 type Verb = 'read' | 'write';
 interface ItemParams { id: string }
 
-/** Unknown class, class not exposed for the verb, plugin inactive: one indistinguishable 404. */
-const noSuchClass = (request: FastifyRequest) => notFound(`No API endpoint ${request.method} ${request.url.split('?')[0]}`);
-
 /**
  * GET, POST, PUT and DELETE over the model registry (the contract's CRUD endpoints). Each handler reads
  * top to bottom: resolve the class for the verb (404), authenticate, the key's capability (403), the row and the
@@ -30,10 +27,11 @@ const noSuchClass = (request: FastifyRequest) => notFound(`No API endpoint ${req
 export async function crudSurface(api: FastifyInstance, services: Services): Promise<void> {
   const { db, clock, settings, plugins } = services;
 
+  /** Class not exposed for the verb, plugin inactive: the same 404 as a path that names no class. */
   function resource(request: FastifyRequest, className: string, verb: Verb): Model {
     const model = models.resource(className, plugins);
     const exposed = verb === 'read' ? model?.exposure.readable : model?.exposure.writable;
-    if (!model || !exposed) throw noSuchClass(request);
+    if (!model || !exposed) throw noEndpoint(request);
     return model;
   }
 
@@ -142,7 +140,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const ctx = await context(request, 'delete');
     const id = parseId(model, request.params.id);
     const deleteColumn = model.deleteColumn;
-    if (!deleteColumn && !model.deleteRemovesRow) throw noSuchClass(request);
+    if (!deleteColumn && !model.deleteRemovesRow) throw noEndpoint(request);
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
       if (!stored) throw transactionError(`${model.className} not found`);
