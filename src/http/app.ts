@@ -37,7 +37,7 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
 
 /** The error envelope for `err` with its status and headers; the request log reads the errortype. */
 function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
-  (reply as FastifyReply & { errortype?: string }).errortype = err.errortype;
+  reply.errortype = err.errortype;
   reply.code(err.status);
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
   return reply.type('application/json; charset=utf-8').send(failure(err));
@@ -105,7 +105,7 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
       keyType: principal?.apiKey?.apk_type ?? (principal ? principal.credential : null),
       success: status < 400,
       status,
-      errorType: (reply as FastifyReply & { errortype?: string }).errortype ?? null,
+      errorType: reply.errortype,
       responseMs: performance.now() - request.startedAt,
       at: services.clock.now(),
     });
@@ -154,6 +154,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.decorateRequest('authenticate', function (this: FastifyRequest) {
     return authenticateRequest(services, this);
   });
+  app.decorateReply('errortype', null);
   await app.register(cookie);
   await app.register(formbody);
   registerWebSessionRequest(app, services);

@@ -50,4 +50,8 @@ declare module 'fastify' {
     /** Whether the request carries a website session cookie. */
     hasWebSessionCookie(): boolean;
   }
+  interface FastifyReply {
+    /** The errortype of an error answer, for the request log; null on success. */
+    errortype: string | null;
+  }
 }

@@ -65,7 +65,7 @@ function refuse(outcome: ClaimOutcome & { kind: 'reused' | 'executing' }): ApiEr
 
 function sendStored(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
   if (replayed) reply.header('idempotency-replayed', 'true');
-  if (status >= 400) (reply as FastifyReply & { errortype?: string }).errortype = (JSON.parse(body) as { errortype?: string }).errortype;
+  if (status >= 400) reply.errortype = (JSON.parse(body) as { errortype?: string }).errortype ?? null;
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
