@@ -340,6 +340,123 @@ export interface StoreAccountTokensTable {
   sat_create_time: GeneratedTimestamp;
 }
 
+export type DriveGrantRole = 'viewer' | 'editor';
+
+/** The Drive's view of fil_files (DESIGN 9): the columns Drive and the upload purposes read and write. */
+export interface FilesTable {
+  fil_file_id: Generated<number>;
+  fil_name: Opt<string>;
+  fil_usr_user_id: Opt<number>;
+  /** 'drive' for Drive files; the upload purpose's name for other uploads; null for other files. */
+  fil_source: Opt<string>;
+  /** Null: the owner's root. */
+  fil_fol_folder_id: Opt<number>;
+  fil_fbb_file_blob_id: Opt<number>;
+  fil_size_bytes: Opt<number>;
+  fil_mime_type: Opt<string>;
+  fil_is_trashed: Generated<boolean>;
+  fil_trash_time: OptTime;
+  fil_create_time: GeneratedTimestamp;
+  fil_update_time: GeneratedTimestamp;
+  fil_delete_time: OptTime;
+}
+
+export interface FileBlobsTable {
+  fbb_file_blob_id: Generated<number>;
+  fbb_sha256: string;
+  fbb_size_bytes: number;
+  fbb_mime_type: Opt<string>;
+  fbb_driver: string;
+  fbb_storage_key: string;
+  fbb_refcount: Generated<number>;
+  fbb_create_time: GeneratedTimestamp;
+  fbb_update_time: GeneratedTimestamp;
+}
+
+export interface FoldersTable {
+  fol_folder_id: Generated<number>;
+  fol_usr_user_id: number;
+  /** Null: a top-level folder. */
+  fol_fol_folder_id_parent: Opt<number>;
+  fol_name: string;
+  fol_is_trashed: Generated<boolean>;
+  fol_trash_time: OptTime;
+  fol_create_time: GeneratedTimestamp;
+  fol_update_time: GeneratedTimestamp;
+  fol_delete_time: OptTime;
+}
+
+export interface FileVersionsTable {
+  fvr_file_version_id: Generated<number>;
+  fvr_fil_file_id: number;
+  fvr_fbb_file_blob_id: number;
+  fvr_name: Opt<string>;
+  fvr_size_bytes: number;
+  fvr_mime_type: Opt<string>;
+  /** When this content became the file's current content. */
+  fvr_content_time: Timestamp;
+  fvr_create_time: GeneratedTimestamp;
+}
+
+export interface FileAccessGrantsTable {
+  fga_file_access_grant_id: Generated<number>;
+  fga_fil_file_id: Opt<number>;
+  fga_fol_folder_id: Opt<number>;
+  /** The grantee. */
+  fga_usr_user_id: number;
+  fga_role: DriveGrantRole;
+  fga_create_time: GeneratedTimestamp;
+  fga_update_time: GeneratedTimestamp;
+  fga_delete_time: OptTime;
+}
+
+export interface FileShareLinksTable {
+  fsl_file_share_link_id: Generated<number>;
+  fsl_fil_file_id: number;
+  fsl_usr_user_id: number;
+  fsl_token_hash: string;
+  fsl_password_hash: Opt<string>;
+  fsl_expires_time: OptTime;
+  fsl_revoked_time: OptTime;
+  fsl_create_time: GeneratedTimestamp;
+  fsl_update_time: GeneratedTimestamp;
+  fsl_delete_time: OptTime;
+}
+
+export interface FileChangesTable {
+  /** The sync cursor. */
+  fch_file_change_id: Generated<number>;
+  /** Whose feed the change is in: the owner of the file or folder. */
+  fch_usr_user_id: number;
+  fch_kind: string;
+  fch_fil_file_id: Opt<number>;
+  fch_fol_folder_id: Opt<number>;
+  fch_create_time: GeneratedTimestamp;
+}
+
+export interface FileUploadsTable {
+  fup_file_upload_id: Generated<number>;
+  fup_token_hash: string;
+  fup_purpose: string;
+  /** The uploader. */
+  fup_usr_user_id: number;
+  fup_name: Opt<string>;
+  fup_mime_type: Opt<string>;
+  fup_fol_folder_id: Opt<number>;
+  /** Set when the upload is a new version of this file. */
+  fup_fil_file_id: Opt<number>;
+  fup_expected_bytes: number;
+  fup_expected_sha256: Opt<string>;
+  fup_received_bytes: Generated<number>;
+  /** The part file's name in the upload directory. */
+  fup_part_name: string;
+  fup_lease_token: Opt<string>;
+  fup_lease_until: OptTime;
+  fup_create_time: GeneratedTimestamp;
+  /** The last activity (init or an accepted chunk); idle uploads expire from here. */
+  fup_update_time: GeneratedTimestamp;
+}
+
 /** Tables the hand-written services query. The generic CRUD engine works from model declarations. */
 export interface DB {
   stg_settings: SettingsTable;
@@ -363,4 +480,12 @@ export interface DB {
   odi_order_items: OrderItemsTable;
   wbh_webhook_logs: WebhookLogsTable;
   sat_store_account_tokens: StoreAccountTokensTable;
+  fil_files: FilesTable;
+  fbb_file_blobs: FileBlobsTable;
+  fol_folders: FoldersTable;
+  fvr_file_versions: FileVersionsTable;
+  fga_file_access_grants: FileAccessGrantsTable;
+  fsl_file_share_links: FileShareLinksTable;
+  fch_file_changes: FileChangesTable;
+  fup_file_uploads: FileUploadsTable;
 }
