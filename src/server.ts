@@ -1,19 +1,42 @@
-import path from 'node:path';
+import net from 'node:net';
 import pino from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import { errorLogPath } from './logs/error-log.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bootstrapInitialAdmin } from './accounts/initial-admin.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './db/data-dir-lock.js';
 import { openDatabase, type Database } from './db/database.js';
+import { describeDatabase, embeddedDatabaseDir } from './db/location.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startSocketServer, type SocketServer } from './db/socket-server.js';
 import { buildApp } from './http/app.js';
 import { createServices, type Services } from './services.js';
 
+export interface ServeOptions {
+  /**
+   * Local development (`npm run dev`): readable log lines instead of JSON, and api_require_https switched
+   * off in the embedded database (a setting of that data directory only; PostgreSQL is left alone).
+   */
+  dev?: boolean;
+}
+
+/** What the operator is told once the server listens (stderr, never in a JSON log line). */
+export interface StartNotes {
+  loginUrl: string;
+  database: string;
+  /** Set on the first start: the superadmin just created, and the file holding its password. */
+  initialAdmin: { email: string; file: string } | null;
+  /** Whether the API refuses plain HTTP (the setting as it stands after a dev start). */
+  httpsRequired: boolean;
+  /** Dev mode switched api_require_https off on this start. */
+  httpsSwitchedOff: boolean;
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   services: Services;
+  notes: StartNotes;
   /** Stops accepting, finishes in-flight requests, flushes logs, closes the database, releases the lock; false if a step failed. */
   close(): Promise<boolean>;
 }
@@ -22,10 +45,37 @@ export interface RunningServer {
  * The server's logger: every line to stdout, and error-level lines also to DATA_DIR/logs/error.log, which
  * management/errors/recent reads.
  */
-export function serverLogger(level: string, dataDir: string): pino.Logger {
+export function serverLogger(level: string, dataDir: string, opts: { pretty?: boolean } = {}): pino.Logger {
   const errorFile = pino.destination({ dest: errorLogPath(dataDir), mkdir: true, sync: false });
-  return pino(loggerOptions(level), pino.multistream([{ level: level as pino.Level, stream: process.stdout }, { level: 'error', stream: errorFile }]));
+  const out = opts.pretty ? prettyStdout() : process.stdout;
+  return pino(loggerOptions(level), pino.multistream([{ level: level as pino.Level, stream: out }, { level: 'error', stream: errorFile }]));
 }
+
+/**
+ * Development log lines (`12:00:01 INFO: Server listening at ...`), formatted as they are written: pino-pretty's
+ * stream form is asynchronous and would lose the last lines at exit. The error log file stays JSON.
+ */
+function prettyStdout(): { write(line: string): void } {
+  const prettify = prettyFactory({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,reqId', singleLine: true });
+  return { write: (line) => void process.stdout.write(prettify(line)) };
+}
+
+/** Nothing may be created (database, lock, logs) when the port is taken: a clear refusal instead. */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (e.code === 'EADDRINUSE') reject(new Error(`port ${port} is already in use on ${host} (another server is listening at ${where}); stop it or set PORT to a free port`));
+      else if (e.code === 'EACCES') reject(new Error(`not allowed to listen on ${where}; set PORT to 1024 or above`));
+      else if (e.code === 'EADDRNOTAVAIL') reject(new Error(`cannot listen on ${where}: HOST ${host} is not an address of this machine`));
+      else reject(new Error(`cannot listen on ${where}: ${e.message}`));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 
 /** Request and response as logged: method, path without its query string, client address, status. Never headers. */
 export function loggerOptions(level: string): pino.LoggerOptions {
@@ -65,10 +115,11 @@ class Teardown {
   }
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
   // Set up in the order the shutdown undoes backwards: socket clients first (an open transaction of theirs
   // holds up every server query, so in-flight requests and the log flush could not finish), then the app
   // (stops accepting, finishes in-flight requests), services (scheduler, request log flush), database, lock.
+  await assertPortFree(config.host, config.port);
   const teardown = new Teardown();
   try {
     const embedded = !config.databaseUrl;
@@ -79,13 +130,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const database: Database = await openDatabase({
       databaseUrl: config.databaseUrl,
       pgPoolMax: config.pgPoolMax,
-      dataDir: embedded ? path.join(config.dataDir, 'db') : undefined,
+      dataDir: embedded ? embeddedDatabaseDir(config.dataDir) : undefined,
     });
     teardown.add(() => database.close());
     await migrateToLatest(database.db);
     const services = await createServices({ config, database, refreshSettings: true });
     teardown.add(() => services.close());
-    const app = await buildApp(services, { logger: serverLogger(config.logLevel, config.dataDir) });
+    const httpsSwitchedOff = Boolean(opts.dev && embedded && services.settings.bool('api_require_https'));
+    if (httpsSwitchedOff) await services.settings.set('api_require_https', false);
+    const app = await buildApp(services, { logger: serverLogger(config.logLevel, config.dataDir, { pretty: opts.dev }) });
     teardown.add(() => app.close());
     let socket: SocketServer | undefined;
     if (database.pglite) {
@@ -94,20 +147,29 @@ export async function startServer(config: Config): Promise<RunningServer> {
       socket = started;
     }
 
-    const adminFile = await bootstrapInitialAdmin(database.db, config.dataDir, services.clock.now());
-    if (adminFile) {
-      app.log.warn({ file: adminFile }, `first start: created a superadmin and a machine key; their one-time credentials are in ${adminFile}`);
+    const initialAdmin = await bootstrapInitialAdmin(database.db, config.dataDir, services.clock.now());
+    if (initialAdmin) {
+      app.log.warn({ file: initialAdmin.file }, `first start: created a superadmin and a machine key; their one-time credentials are in ${initialAdmin.file}`);
     }
+    if (httpsSwitchedOff) app.log.warn('development mode: api_require_https switched off in this data directory');
     if (socket) app.log.info({ socket: socket.path }, 'embedded database reachable on its Unix socket (psql -h DATA_DIR)');
 
     await app.listen({ host: config.host, port: config.port });
     services.requestLog.start();
     services.scheduler.start();
 
+    const notes: StartNotes = {
+      loginUrl: `${config.baseUrl}/login`,
+      database: describeDatabase(config),
+      initialAdmin,
+      httpsRequired: services.settings.bool('api_require_https'),
+      httpsSwitchedOff,
+    };
     let closing: Promise<boolean> | undefined;
     return {
       app,
       services,
+      notes,
       close() {
         closing ??= teardown.run((e) => app.log.error({ err: e }, 'error during shutdown'));
         return closing;
@@ -123,14 +185,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * Runs the server until SIGTERM or SIGINT, then shuts down gracefully. Resolves with the exit code:
  * 0 after a clean shutdown, 1 when starting or stopping failed.
  */
-export async function serveUntilSignal(config: Config, stderr: (line: string) => void): Promise<number> {
+export async function serveUntilSignal(config: Config, stderr: (line: string) => void, opts: ServeOptions = {}): Promise<number> {
   let server: RunningServer;
   try {
-    server = await startServer(config);
+    server = await startServer(config, opts);
   } catch (e) {
     stderr(`gatehouse: cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+  for (const line of opts.dev ? devBanner(server.notes) : startLines(server.notes)) stderr(line);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -139,4 +202,36 @@ export async function serveUntilSignal(config: Config, stderr: (line: string) =>
   const ok = await server.close();
   server.app.log.info('stopped');
   return ok ? 0 : 1;
+}
+
+const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';
+
+/** `npm start`: each note one readable line. */
+export function startLines(notes: StartNotes): string[] {
+  const lines = [`gatehouse: serving ${notes.loginUrl.replace(/\/login$/, '')} on ${notes.database}`];
+  if (notes.initialAdmin) {
+    lines.push(`gatehouse: first start: sign in at ${notes.loginUrl} as ${notes.initialAdmin.email}; the password is in ${notes.initialAdmin.file}`);
+  }
+  if (notes.httpsRequired) lines.push(`gatehouse: the API refuses plain HTTP (api_require_https); for local development: ${HTTPS_COMMAND}`);
+  return lines;
+}
+
+/** `npm run dev`: the same notes as a block a developer spots among the log lines. */
+export function devBanner(notes: StartNotes): string[] {
+  const rows: Array<[string, string]> = [['Sign in', notes.loginUrl]];
+  if (notes.initialAdmin) {
+    rows.push(['Email', notes.initialAdmin.email]);
+    rows.push(['Password', `in ${notes.initialAdmin.file} (written once, on this first start)`]);
+  }
+  rows.push(['Database', notes.database]);
+  rows.push([
+    'HTTPS',
+    notes.httpsRequired
+      ? `required: the API refuses plain HTTP (${HTTPS_COMMAND} changes it)`
+      : notes.httpsSwitchedOff
+        ? 'not required: api_require_https switched off in this data directory'
+        : 'not required (api_require_https is off)',
+  ]);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return ['', `  Gatehouse is running in development mode${notes.initialAdmin ? ' (first start)' : ''}`, ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`), ''];
 }

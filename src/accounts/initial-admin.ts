@@ -21,10 +21,10 @@ export interface InitialAdmin {
 
 /**
  * On a database without users, creates one superadmin with a random password and a machine key of
- * capability 4, and writes both to DATA_DIR/initial-admin.json (mode 0600). Returns the file path, or
- * null when users already exist.
+ * capability 4, and writes both to DATA_DIR/initial-admin.json (mode 0600). Returns the file path and the
+ * admin's email (never the secrets), or null when users already exist.
  */
-export async function bootstrapInitialAdmin(db: Kysely<DB>, dataDir: string, now: Date): Promise<string | null> {
+export async function bootstrapInitialAdmin(db: Kysely<DB>, dataDir: string, now: Date): Promise<{ file: string; email: string } | null> {
   const admin = await db.transaction().execute(async (trx): Promise<InitialAdmin | null> => {
     await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`.execute(trx);
     const existing = await trx.selectFrom('usr_users').select('usr_user_id').limit(1).executeTakeFirst();
@@ -41,5 +41,5 @@ export async function bootstrapInitialAdmin(db: Kysely<DB>, dataDir: string, now
   writeFileSync(file, `${JSON.stringify(admin, null, 2)}\n`, { mode: 0o600 });
   // The mode above applies only when the file is created; an old file keeps its own.
   chmodSync(file, 0o600);
-  return file;
+  return { file, email: admin.email };
 }

@@ -51,7 +51,8 @@ export async function issueBridgeToken(db: Kysely<DB>, clock: Clock, input: { us
 
 /**
  * Spends a bridge token: succeeds once, within its 60 seconds, while the session key that asked for it
- * is still live. The conditional update makes a second (or concurrent) use fail.
+ * is still live and its user neither deleted nor disabled (what the key itself needs to authenticate).
+ * The conditional update makes a second (or concurrent) use fail.
  */
 export async function consumeBridgeToken(db: Kysely<DB>, clock: Clock, token: string): Promise<{ userId: number; target: string } | null> {
   if (!/^[0-9a-f]{64}$/.test(token)) return null;
@@ -74,6 +75,7 @@ export async function consumeBridgeToken(db: Kysely<DB>, clock: Clock, token: st
       .where('apk_delete_time', 'is', null)
       .where('apk_is_active', '=', true)
       .where('usr_delete_time', 'is', null)
+      .where('usr_is_disabled', '=', false)
       .where((eb) => eb.or([eb('apk_expires_time', 'is', null), eb('apk_expires_time', '>', now)]))
       .executeTakeFirst();
     if (!key) return null;

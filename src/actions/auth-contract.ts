@@ -60,8 +60,10 @@ export function authContractProblems(auth: AuthContract): string[] {
   if (auth.requires_machine_key && auth.allow_guest) {
     problems.push('allow_guest admits the anonymous browser principal, which requires_machine_key refuses');
   }
-  if (auth.requires_session === false && (auth.requires_machine_key || auth.requires_browser_session || (auth.min_user_permission ?? 0) > 0)) {
-    problems.push('a sessionless action takes no credential, so it cannot require one');
+  // A sessionless action may still be for website visitors only (requires_browser_session: signed in or
+  // not); it cannot require a machine key or a user permission.
+  if (auth.requires_session === false && (auth.requires_machine_key || (auth.min_user_permission ?? 0) > 0)) {
+    problems.push('a sessionless action takes no user credential, so it cannot require a machine key or a user permission');
   }
   return problems;
 }

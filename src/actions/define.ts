@@ -38,6 +38,27 @@ export interface ActionContext<I = Record<string, unknown>> {
   session: Record<string, unknown> | null;
   /** Counts a failed secret check (a wrong reset code, a wrong password) toward the failed-auth limit. */
   recordFailedAuth(): Promise<void>;
+  /** The website session behind a browser or guest principal (null for API keys and keyless calls). */
+  web: WebContext | null;
+  /** The request's logger (never given secrets or bodies). */
+  log: ActionLog;
+}
+
+export interface ActionLog {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** What an action may do with the caller's website session. */
+export interface WebContext {
+  sessionId: number;
+  /** The public origin (BASE_URL), e.g. the WebAuthn relying party. */
+  baseUrl: string;
+  /**
+   * Signs the session in as this user once the action has succeeded (and its transaction committed): the
+   * session rotates like a password sign-in, with a new cookie and CSRF token.
+   */
+  signInAfterSuccess(userId: number): void;
 }
 
 export interface ActionResult {

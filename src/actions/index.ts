@@ -23,6 +23,8 @@ import eventSessionsCourse from './events/event_sessions_course.js';
 import eventWaitingList from './events/event_waiting_list.js';
 import eventWithdraw from './events/event_withdraw.js';
 import survey from './surveys/survey.js';
+import { passkeyActions } from './passkeys/index.js';
+import { driveManageActions } from './drive/index.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -49,6 +51,8 @@ export const coreActions: Action[] = [
   ordersRecurringAction,
   changeTier,
   storeAccountTokenAction,
+  ...driveManageActions,
+  ...passkeyActions,
 ];
 
 /** Plugin actions, named '{plugin}/{action}' (or core-named with `plugin`); reachable only while their plugin is active. */

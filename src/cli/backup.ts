@@ -1,27 +1,61 @@
-import { backupSourceOf, createBackup } from '../backups/create.js';
-import { USAGE } from './usage.js';
-import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
+import path from 'node:path';
+import { CliUsageError, parseCommandArgs, type CliIo, type CommandGroup } from './context.js';
+import { USAGE, groupUsage } from './usage.js';
 
-const [CREATE] = USAGE.backup;
+const [CREATE, RESTORE] = USAGE.backup;
+
+/** The backup's progress on stderr: a bar redrawn in place on a terminal, a line per tenth elsewhere. */
+async function stderrProgress(io: CliIo) {
+  const { progressPrinter } = await import('../backups/progress.js');
+  return progressPrinter((text) => io.stderr(text), { prefix: 'backup', tty: process.stderr.isTTY === true });
+}
 
 /**
  * `backup create`: a consistent dump in DATA_DIR/backups: pg_dump on PostgreSQL, a dumpDataDir archive of
- * the embedded database. While a server owns the embedded database the command refuses: pg_dump through
- * the socket would change settings of the one session PGlite shares with the server (and Debian's
- * pg_dump 15 refuses PGlite's PostgreSQL 18 anyway).
+ * the embedded database. While a server owns the embedded database, the server takes it (asked over its
+ * backup socket, see backups/channel.ts) and the command relays its progress; otherwise the command opens
+ * the data directory and takes it itself.
+ *
+ * `backup restore FILE`: a pg_dump archive into the empty PostgreSQL database of DATABASE_URL, or an
+ * embedded database archive into DATA_DIR/db, which no server may be running on (exit 2 while one is).
  */
 export const backupCommand: CommandGroup = {
   async run(args, ctx) {
     const [sub, ...rest] = args;
-    if (sub !== 'create') throw new CliUsageError(`usage: ${CREATE}`);
-    parseCommandArgs(rest, {}, { min: 0, max: 0, usage: CREATE });
-    return ctx.withServices(async (services) => {
-      if (!services.config.databaseUrl && !services.database.pglite) {
-        throw new Error('the running server owns the embedded database; stop it, then run `gatehouse backup create` again');
+    if (sub === 'create') {
+      parseCommandArgs(rest, {}, { min: 0, max: 0, usage: CREATE });
+      const [{ liveLockHolder }, { requestServerBackup }, { takeBackup }] = await Promise.all([
+        import('../db/data-dir-lock.js'),
+        import('../backups/channel.js'),
+        import('../backups/take.js'),
+      ]);
+      const progress = await stderrProgress(ctx.io);
+      const { dataDir, databaseUrl } = ctx.config;
+      const viaServer = async () => {
+        const holder = liveLockHolder(dataDir);
+        ctx.io.stderr(`gatehouse: using the embedded database in ${dataDir} (DATA_DIR), backed up by the running server${holder ? ` (pid ${holder.pid})` : ''}\n`);
+        return requestServerBackup(dataDir, '', progress);
+      };
+      if (!databaseUrl && liveLockHolder(dataDir)?.role === 'server') return { ...(await viaServer()) };
+      // A server that started meanwhile is reached through its database socket: it owns the database, so ask it.
+      const local = await ctx.withServices(async (services) => (services.database.kind === 'pglite' || databaseUrl ? takeBackup(services, '', progress) : null));
+      return { ...(local ?? (await viaServer())) };
+    }
+    if (sub === 'restore') {
+      const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: RESTORE });
+      const file = path.resolve(positionals[0]!);
+      const { RestoreInputError, restoreIntoDataDir, restoreIntoPostgres } = await import('../backups/restore.js');
+      const progress = await stderrProgress(ctx.io);
+      try {
+        const result = ctx.config.databaseUrl
+          ? await restoreIntoPostgres(file, ctx.config.databaseUrl, progress)
+          : await restoreIntoDataDir(file, ctx.config.dataDir, progress);
+        return { ...result };
+      } catch (e) {
+        if (e instanceof RestoreInputError) throw new CliUsageError(e.message);
+        throw e;
       }
-      const source = backupSourceOf(services);
-      const result = await createBackup(source, services.config.dataDir, (line) => ctx.io.stderr(`${line}\n`));
-      return { path: result.path, size_bytes: result.size_bytes };
-    });
+    }
+    throw new CliUsageError(groupUsage(USAGE.backup));
   },
 };

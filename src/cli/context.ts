@@ -22,8 +22,11 @@ export type CommandOutput = Record<string, unknown> | Exited;
 export interface CliContext {
   config: Config;
   io: CliIo;
-  /** Opens the database the way DESIGN §3 says, applies migrations, and runs fn with the services. */
-  withServices<T>(fn: (services: Services, applied: string[]) => Promise<T>): Promise<T>;
+  /**
+   * Opens the database the way DESIGN §3 says (telling the operator on stderr which one), applies
+   * migrations, and runs fn with the services. An empty DATA_DIR is refused unless `mayCreate`.
+   */
+  withServices<T>(fn: (services: Services, applied: string[]) => Promise<T>, opts?: { mayCreate?: boolean }): Promise<T>;
 }
 
 /** One command group (`user`, `key`, ...): how it runs its arguments. */
@@ -35,7 +38,7 @@ export function createCliContext(config: Config, io: CliIo): CliContext {
   return {
     config,
     io,
-    async withServices(fn) {
+    async withServices(fn, opts = {}) {
       // Loaded here, not at the top: bad input is refused before the database modules load.
       const [{ openCliDatabase }, { migrateToLatest }, { createServices }, { MemoryRateLimitStore }] = await Promise.all([
         import('./database.js'),
@@ -43,7 +46,8 @@ export function createCliContext(config: Config, io: CliIo): CliContext {
         import('../services.js'),
         import('../http/rate-limit/memory-store.js'),
       ]);
-      const cli = await openCliDatabase(config, io);
+      const cli = await openCliDatabase(config, io, opts);
+      io.stderr(`gatehouse: using ${cli.description}\n`);
       try {
         const applied = await migrateToLatest(cli.database.db);
         // Rate limits are not used by commands; never connect to Redis for them.

@@ -4,7 +4,7 @@ import { USAGE } from './usage.js';
 
 export const serveCommand: CommandGroup = {
   async run(args, ctx) {
-    parseCommandArgs(args, {}, { min: 0, max: 0, usage: USAGE.serve[0] });
-    return new Exited(await serveUntilSignal(ctx.config, (line) => ctx.io.stderr(`${line}\n`)));
+    const { values } = parseCommandArgs(args, { dev: { type: 'boolean', default: false } }, { min: 0, max: 0, usage: USAGE.serve[0] });
+    return new Exited(await serveUntilSignal(ctx.config, (line) => ctx.io.stderr(`${line}\n`), { dev: values.dev === true }));
   },
 };

@@ -1,6 +1,6 @@
 /** The usage line of every command, shown on bad input and by `gatehouse help`. */
 export const USAGE = {
-  serve: ['gatehouse serve'],
+  serve: ['gatehouse serve [--dev]'],
   migrate: ['gatehouse migrate'],
   user: ['gatehouse user create --email E --password P [--permission N] [--first-name F] [--last-name L]'],
   key: [
@@ -11,7 +11,7 @@ export const USAGE = {
   plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
-  backup: ['gatehouse backup create'],
+  backup: ['gatehouse backup create', 'gatehouse backup restore FILE'],
 } as const;
 
 /** The usage of a group as one message: `usage: first\n       second`. */

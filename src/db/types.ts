@@ -332,12 +332,62 @@ export interface WebhookLogsTable {
   wbh_event_time: OptTime;
   wbh_create_time: GeneratedTimestamp;
   wbh_update_time: OptTime;
+  /** Why a verified event was kept as not applied (listed and replayable); null when it was applied. */
+  wbh_unresolved_reason: Opt<UnresolvedReason>;
+  /** When the operator's replay applied it (once). */
+  wbh_replay_time: OptTime;
+}
+
+/** Why a verified store event was not applied when it arrived (DESIGN 13). */
+export type UnresolvedReason = 'unknown_user' | 'unknown_product' | 'store_inactive';
+
+/** A removal or status change kept until its subscription's purchase arrives, once per provider reference. */
+export interface StorePendingEventsTable {
+  spe_store_pending_event_id: Generated<number>;
+  spe_wbh_webhook_log_id: number;
+  spe_source: PaymentSource;
+  spe_reference: string;
+  /** The normalised event (times as ISO strings). */
+  spe_event: ColumnType<unknown, string, string>;
+  spe_event_time: Timestamp;
+  spe_applied_time: OptTime;
+  spe_odi_order_item_id: Opt<number>;
+  spe_create_time: GeneratedTimestamp;
 }
 
 export interface StoreAccountTokensTable {
   sat_usr_user_id: number;
   sat_token: string;
   sat_create_time: GeneratedTimestamp;
+}
+
+export interface PasskeysTable {
+  pky_passkey_id: Generated<number>;
+  pky_usr_user_id: number;
+  pky_label: Nullable<string>;
+  /** base64url of the raw credential id. */
+  pky_credential_id: string;
+  /** base64url of the COSE public key. */
+  pky_public_key: string;
+  pky_sign_count: Generated<number>;
+  pky_prf_capable: Generated<boolean>;
+  pky_transports: ColumnType<string[], string | undefined, string>;
+  pky_aaguid: Nullable<string>;
+  pky_backed_up: Generated<boolean>;
+  pky_create_time: GeneratedTimestamp;
+  pky_update_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  pky_last_used_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  pky_delete_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface PasskeyCeremoniesTable {
+  pkc_passkey_ceremony_id: Generated<number>;
+  pkc_wss_web_session_id: number;
+  pkc_kind: 'login' | 'register' | 'stepup';
+  pkc_challenge: string;
+  pkc_usr_user_id: Nullable<number>;
+  pkc_create_time: GeneratedTimestamp;
+  pkc_expires_time: Timestamp;
 }
 
 export type DriveGrantRole = 'viewer' | 'editor';
@@ -448,6 +498,8 @@ export interface FileUploadsTable {
   fup_expected_bytes: number;
   fup_expected_sha256: Opt<string>;
   fup_received_bytes: Generated<number>;
+  /** The server's SHA-256 of the bytes, recorded when the last byte arrives. */
+  fup_received_sha256: Opt<string>;
   /** The part file's name in the upload directory. */
   fup_part_name: string;
   fup_lease_token: Opt<string>;
@@ -480,6 +532,9 @@ export interface DB {
   odi_order_items: OrderItemsTable;
   wbh_webhook_logs: WebhookLogsTable;
   sat_store_account_tokens: StoreAccountTokensTable;
+  spe_store_pending_events: StorePendingEventsTable;
+  pky_passkeys: PasskeysTable;
+  pkc_passkey_ceremonies: PasskeyCeremoniesTable;
   fil_files: FilesTable;
   fbb_file_blobs: FileBlobsTable;
   fol_folders: FoldersTable;

@@ -157,7 +157,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.decorateReply('errortype', null);
   await app.register(cookie);
   await app.register(formbody);
-  registerWebSessionRequest(app, services);
+  registerWebSessionRequest(app, services, API_PREFIX);
   await app.register((api) => apiPipeline(api, services, opts), { prefix: API_PREFIX });
   await app.register((web) => webRoutes(web, services));
   return app;

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import semver from 'semver';
 import type { Settings } from '../settings/store.js';
+import { CSRF_HEADER } from '../web/sessions.js';
 import { ApiError } from './errors.js';
 
 export const SECURITY_HEADERS: Record<string, string> = {
@@ -51,10 +52,25 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
-/** The client-version handshake: a named app with a configured minimum must send a version at least that. */
+/**
+ * Whether the request presents the browser-session credential: no key headers, the website session cookie
+ * and the CSRF header. (Whether the token is right is the authentication stage's business.)
+ */
+export function presentsBrowserSession(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return h.public_key === undefined && h.secret_key === undefined && h[CSRF_HEADER] !== undefined && request.hasWebSessionCookie();
+}
+
+/**
+ * The client-version handshake: a named app with a configured minimum must send a version at least that.
+ * Browser-session requests are exempt even when they send client_app (browser-session rule 5): a page is
+ * never an outdated app build. The CSRF header is part of that credential, so an app's own key-less calls
+ * (auth/login) stay under the handshake even if its cookie jar holds a bridged web session.
+ */
 export function checkClientVersion(request: FastifyRequest, settings: Settings): void {
   const app = headerValue(request, 'client_app');
   if (app === undefined) return;
+  if (presentsBrowserSession(request)) return;
   const minimums = settings.json<Record<string, string>>('api_min_client_versions');
   const minimum = Object.prototype.hasOwnProperty.call(minimums, app) ? minimums[app] : undefined;
   if (minimum === undefined) return;

@@ -1,4 +1,8 @@
-import { col, type CollectionFilter, type ColumnSpec, type ModelDeclaration, type RecordCheck } from './define.js';
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import { openRowsExpression } from '../tiers/gate-context.js';
+import { col, type CollectionFilter, type ColumnSpec, type Model, type ModelDeclaration, type RecordCheck, type ViewableReader } from './define.js';
+
+type Viewable = NonNullable<ModelDeclaration['viewable']>;
 
 /** {prefix}_create_time, _update_time, _delete_time (DESIGN 6); the CRUD surface never writes them from input. */
 export function standardTimes(prefix: string): Record<string, ColumnSpec> {
@@ -29,17 +33,17 @@ export function maxVisibleTierLevel(column: string): CollectionFilter {
 }
 
 /** Post's is-viewable check: published, and its publish time (when set) reached. */
-export const publishedPost: NonNullable<ModelDeclaration['viewable']> = (eb, _viewer, now) =>
+export const publishedPost: Viewable = (eb, { now }) =>
   eb.and([eb('pst_is_published', '=', true), eb.or([eb('pst_published_time', 'is', null), eb('pst_published_time', '<=', now)])]);
 
 /** Event's is-viewable check: evt_visibility 0 is a private event, seen by staff only (as in the event actions). */
-export const visibleEvent: NonNullable<ModelDeclaration['viewable']> = (eb) => eb.or([eb('evt_visibility', 'is', null), eb('evt_visibility', '<>', 0)]);
+export const visibleEvent: Viewable = (eb) => eb.or([eb('evt_visibility', 'is', null), eb('evt_visibility', '<>', 0)]);
 
 /**
  * Video's is-viewable check: the viewer's permission reaches vid_min_permission, and when the video
  * belongs to a group (vid_grp_group_id) the viewer is a member of it.
  */
-export const viewableVideo: NonNullable<ModelDeclaration['viewable']> = (eb, viewer) =>
+export const viewableVideo: Viewable = (eb, { viewer }) =>
   eb.and([
     eb.or([eb('vid_min_permission', 'is', null), eb('vid_min_permission', '<=', viewer.current_user_permission)]),
     eb.or([
@@ -53,3 +57,20 @@ export const viewableVideo: NonNullable<ModelDeclaration['viewable']> = (eb, vie
       ),
     ]),
   ]);
+
+/**
+ * A child row is seen only where its parent is (SPEC, tier rule 3: the tier check inside the is-viewable
+ * check): the parent row named by `column` is live, passes the parent's is-viewable check, and its tier
+ * gate opens for the reader (no gate, a level the reader's tier meets, or early access over). A child of
+ * a gated parent is not found, not previewed: its content is the parent's.
+ */
+export function viewableParent(parent: Model, column: string): (eb: ExpressionBuilder<any, any>, reader: ViewableReader) => Expression<SqlBool> {
+  return (eb, reader) => {
+    let q = eb.selectFrom(parent.table).select(parent.primaryKey).whereRef(parent.primaryKey, '=', column);
+    if (parent.deleteColumn) q = q.where(parent.deleteColumn, 'is', null);
+    if (parent.viewable) q = q.where((inner) => parent.viewable!(inner, reader));
+    // The level goes in as a value: null (tierless, anonymous) meets no level.
+    if (parent.gate) q = q.where(openRowsExpression(parent, true, reader.tierLevel, reader.now));
+    return eb.exists(q);
+  };
+}

@@ -40,6 +40,17 @@ export interface RecordViewer {
   current_user_permission: number;
 }
 
+/**
+ * Whom a model's is-viewable check is asked for: a non-staff reader (staff see every row), at the
+ * request's time. `tierLevel` is the reader's tier level (null when tierless or anonymous), for a check
+ * that applies a parent's tier gate inside it (a comment on a gated post).
+ */
+export interface ViewableReader {
+  viewer: RecordViewer;
+  tierLevel: number | null;
+  now: Date;
+}
+
 /** What model hooks (checks, derived fields, factories, filters) may use. */
 export interface ModelContext {
   db: Kysely<DB>;
@@ -78,6 +89,11 @@ export interface Exposure {
   readable: boolean;
   /** api_writable: served by POST/PUT/DELETE; otherwise 404. */
   writable: boolean;
+  /**
+   * Written over CRUD by staff (usr_permission 5+) only: to anyone else POST/PUT/DELETE answer the 404 of
+   * an unexposed verb. For workflow-bearing models (CRUD rule 6): members write them through actions.
+   */
+  writableBy?: 'staff';
   /** api_public_read: world-readable; per-record scope and owner filter are skipped. */
   publicRead?: boolean;
   /** api_unreadable_fields: columns never exported (on top of the name floor). */
@@ -123,12 +139,14 @@ export interface ModelDeclaration {
   filters?: Record<string, CollectionFilter>;
   /**
    * The is-viewable check of a public-read model for non-staff readers (published state, visibility,
-   * permission level, group membership), as an SQL condition. A row failing it does not exist for that
-   * reader: a single read answers not found, a listing leaves it out (and out of num_results). Soft
-   * delete comes before it and tier gating (the last check) after it. Single reads compile it once per
-   * model, so `viewer` and `now` may only be used as values in the condition, never to choose its shape.
+   * permission level, group membership), as an SQL condition: the model's one rule, used by single reads
+   * and listings alike. A row failing it does not exist for that reader: a single read answers not found,
+   * a listing leaves it out (and out of num_results). Soft delete comes before it and the row's own tier
+   * gate (the last check) after it; a parent's tier gate is applied inside it (viewableParent). Reads
+   * compile it once per shape, so the reader's values may only be used as values in the condition, never
+   * to choose its shape.
    */
-  viewable?: (eb: ExpressionBuilder<any, any>, viewer: RecordViewer, now: Date) => Expression<SqlBool>;
+  viewable?: (eb: ExpressionBuilder<any, any>, reader: ViewableReader) => Expression<SqlBool>;
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
   gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
 }

@@ -1,5 +1,8 @@
-import { standardTimes } from './common.js';
+import { standardTimes, viewableParent } from './common.js';
 import { col, defineModel } from './define.js';
+import { Event } from './event.js';
+
+const ofViewableEvent = viewableParent(Event, 'evs_evt_event_id');
 
 export const EventSession = defineModel({
   className: 'EventSession',
@@ -26,5 +29,8 @@ export const EventSession = defineModel({
     ...standardTimes('evs'),
   },
   exposure: { readable: true, writable: true, publicRead: true },
+  // A public session (evs_is_public) of an event the reader may see: live, not private, and its tier
+  // gate open to the reader. The session's own gate (evs_tier_min_level) previews, as on every model.
+  viewable: (eb, reader) => eb.and([eb('evs_is_public', '=', true), ofViewableEvent(eb, reader)]),
   gate: { minLevel: 'evs_tier_min_level', body: ['evs_content', 'evs_links'] },
 });

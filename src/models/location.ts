@@ -20,4 +20,5 @@ export const Location = defineModel({
     ...standardTimes('loc'),
   },
   exposure: { readable: true, writable: true, publicRead: true },
+  viewable: (eb) => eb('loc_is_published', '=', true),
 });

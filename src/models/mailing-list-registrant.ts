@@ -14,5 +14,7 @@ export const MailingListRegistrant = defineModel({
     mlr_change_time: col.timestamp(),
     ...standardTimes('mlr'),
   },
-  exposure: { readable: true, writable: true },
+  // A registration is workflow (the list's tier gate among it): members never write it over raw CRUD,
+  // which skips workflow (CRUD rule 6); staff keep CRUD.
+  exposure: { readable: true, writable: true, writableBy: 'staff' },
 });

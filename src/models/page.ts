@@ -23,5 +23,7 @@ export const Page = defineModel({
   },
   exposure: { readable: true, writable: true, publicRead: true },
   checks: { write: staffOnly },
+  // Published state: a page is published once its publish time is set and reached (a draft has none).
+  viewable: (eb, { now }) => eb.and([eb('pag_published_time', 'is not', null), eb('pag_published_time', '<=', now)]),
   gate: { minLevel: 'pag_tier_min_level', publicAfterHours: 'pag_tier_public_after_hours', publishedTime: 'pag_published_time', body: ['pag_component_layout'] },
 });

@@ -19,6 +19,7 @@ export const SurveyAnswer = defineModel({
     sva_qop_question_option_id: col.bigint(),
     ...standardTimes('sva'),
   },
-  // A submission and its chosen options are the survey action's to record.
-  exposure: { readable: true, writable: true, unwritable: ['sva_svs_survey_submission_id', 'sva_qop_question_option_id'] },
+  // A submission and its chosen options are the survey action's to record; members answer through that
+  // action (one submission per user), never by raw CRUD writes, which skip it (CRUD rule 6).
+  exposure: { readable: true, writable: true, writableBy: 'staff', unwritable: ['sva_svs_survey_submission_id', 'sva_qop_question_option_id'] },
 });

@@ -1,16 +1,18 @@
+import { mayActOn } from '../accounts/authority.js';
 import { authError } from '../http/errors.js';
 import { col, defineModel, type RecordCheck } from './define.js';
 
-const STAFF = 5;
-
 /**
- * Staff may write users, but never one who outranks them: a staff member who could change a
- * superadmin's email could take the account over through a password reset.
+ * A user writes their own row; staff write others', but never one who outranks them (the one account
+ * authority rule): a staff member who could change a superadmin's email could take the account over
+ * through a password reset. A row being created has no id yet and the default permission.
  */
 const mayWriteUser: RecordCheck = (row, ctx) => {
   const { current_user_id, current_user_permission } = ctx.viewer;
-  if (current_user_id !== null && row.usr_user_id !== undefined && Number(row.usr_user_id) === current_user_id) return true;
-  if (current_user_permission >= STAFF && current_user_permission >= Number(row.usr_permission ?? 0)) return true;
+  if (current_user_id === null) throw authError(403, 'Insufficient permission for this record');
+  const actor = { usr_user_id: current_user_id, usr_permission: current_user_permission };
+  const target = { usr_user_id: row.usr_user_id == null ? 0 : Number(row.usr_user_id), usr_permission: Number(row.usr_permission ?? 0) };
+  if (mayActOn(actor, target)) return true;
   throw authError(403, 'Insufficient permission for this record');
 };
 

@@ -43,6 +43,9 @@ export const settingDefinitions: SettingDefinition[] = [
   int('api_session_key_lifetime_days', 365, 'Lifetime of session keys issued by login', 1, 3650),
   int('idempotency_key_retention_hours', 24, 'How long idempotent responses are kept', 1, 24 * 365),
   int('api_request_log_retention_days', 90, 'How long request log rows are kept', 1, 3650),
+  // Scheduled backups (DATA_DIR/backups/scheduled)
+  int('backup_schedule_hours', 0, 'Take a backup every this many hours; 0 turns scheduled backups off', 0, 24 * 366),
+  int('backup_keep', 7, 'Scheduled backups kept: after each one, older ones beyond this count are deleted', 1, 10000),
   // Website sessions
   int('web_session_lifetime_hours', 336, 'Longest a website session lives, hours', 1, 24 * 365),
   int('web_session_idle_minutes', 1440, 'A website session unused this long ends, minutes', 5, 60 * 24 * 90),
@@ -61,6 +64,9 @@ export const settingDefinitions: SettingDefinition[] = [
   bool('tier_gate_hide_from_listings', false, 'Hide gated items from listings of users lacking the tier'),
   // Features switched by setting
   bool('drive_active', false, 'Member Drive'),
+  int('drive_max_folder_depth', 32, 'Deepest nesting of Drive folders', 1, 1000),
+  // Passkeys
+  int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
   { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },
   // Payment providers (secrets are never printed or exported)
   str('card_processor_webhook_secret', 'Card processor webhook signing secret', { secret: true }),

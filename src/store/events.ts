@@ -10,7 +10,18 @@ import type { StoreDeps } from './deps.js';
  * one grant path; expiry, cancellation (taking effect) and refund through the one removal path;
  * a scheduled cancellation and its undoing only change the subscription's status.
  */
-export type StoreEventKind = 'purchase' | 'renewal' | 'cancellation_scheduled' | 'cancellation_undone' | 'expiry' | 'cancellation' | 'refund';
+export type StoreEventKind =
+  | 'purchase'
+  | 'renewal'
+  | 'cancellation_scheduled'
+  | 'cancellation_undone'
+  | 'expiry'
+  | 'cancellation'
+  | 'refund'
+  /** A checkout whose payment is still on its way (a bank debit): its order stays pending and grants nothing. */
+  | 'payment_pending'
+  /** That payment failed: the pending order is cancelled. */
+  | 'payment_failed';
 
 /**
  * One normalised event. User and product are named as the provider names them; the processor resolves
@@ -30,10 +41,20 @@ export interface StoreEvent {
   periodEnd: Date | null;
   /** The provider's time for the event: the ordering watermark. */
   eventTime: Date;
+  /**
+   * True when no verified provider data states a time and eventTime is when we received the event: such
+   * a time orders the event but never becomes the watermark, so it never outranks a signed time.
+   */
+  receiptTime?: boolean;
   /** A pending order (our checkout) that this purchase completes. */
   orderId?: number | null;
-  /** Minor units. */
+  /** Minor units (a refund: the amount refunded so far). */
   amount?: number | null;
+  /**
+   * A refund of the whole payment (true) or of part of it (false); unknown: whole when the amount covers
+   * the item's price. Only a whole refund of the current period's payment removes (DESIGN 13).
+   */
+  refundWhole?: boolean | null;
   currency?: string | null;
   /** Provider payment identifiers worth keeping on the order. */
   payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null };
@@ -52,10 +73,20 @@ export interface VerifiedDelivery {
   eventId: string;
   eventType: string;
   eventTime: Date;
-  /** What is kept in wbh_webhook_logs. */
+  /** What is kept in wbh_webhook_logs: enough to normalise the event again on replay. */
   payload: unknown;
+  /** Whether the store acts on this type of event (decided without calling the provider). */
+  acts: boolean;
   /** The internal events (may call the provider's API); empty when the store does not act on this type. */
   normalise(ctx: StoreContext): Promise<StoreEvent[]>;
+}
+
+/** A delivery as its webhook log row kept it (verified when it arrived). */
+export interface LoggedDelivery {
+  eventId: string;
+  eventType: string;
+  eventTime: Date;
+  payload: any;
 }
 
 export interface WebhookRequest {
@@ -68,6 +99,8 @@ export interface WebhookAdapter {
   source: BillingSource;
   /** Throws a 400 AuthenticationError when the signature material is missing, 401 when it does not verify. */
   verify(req: WebhookRequest, ctx: StoreContext): Promise<VerifiedDelivery>;
+  /** The delivery again from its log row, for an operator's replay (no signature to check: it was checked on arrival). */
+  restore(logged: LoggedDelivery, ctx: StoreContext): VerifiedDelivery;
 }
 
 export const header = (req: WebhookRequest, name: string): string | undefined => {

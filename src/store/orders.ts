@@ -20,6 +20,10 @@ export interface OrderItemRow {
   odi_subscription_period_end: Date | null;
   odi_last_event_time: Date | null;
   odi_source_conflict_time: Date | null;
+  /** Minor units paid for the item. */
+  odi_price: number | null;
+  /** The card processor's invoice of the current period (the checkout's first, then each renewal's). */
+  odi_stripe_foreign_invoice_id: string | null;
 }
 
 const ITEM_COLUMNS = [
@@ -33,6 +37,8 @@ const ITEM_COLUMNS = [
   'odi_subscription_period_end',
   'odi_last_event_time',
   'odi_source_conflict_time',
+  'odi_price',
+  'odi_stripe_foreign_invoice_id',
 ] as const;
 
 const normalise = (r: OrderItemRow): OrderItemRow => ({
@@ -41,35 +47,58 @@ const normalise = (r: OrderItemRow): OrderItemRow => ({
   odi_ord_order_id: Number(r.odi_ord_order_id),
   odi_pro_product_id: Number(r.odi_pro_product_id),
   odi_usr_user_id: r.odi_usr_user_id === null ? null : Number(r.odi_usr_user_id),
+  odi_price: r.odi_price === null ? null : Number(r.odi_price),
 });
 
+/** Whether a lookup takes row locks: yes inside the applying transaction, no for a read before it. */
+type Locking = { lock?: boolean };
+
 /** The order item of a subscription (source and provider reference), locked for the caller's transaction. */
-export async function findItemByReference(db: Kysely<DB>, source: PaymentSource, reference: string): Promise<OrderItemRow | undefined> {
+export async function findItemByReference(db: Kysely<DB>, source: PaymentSource, reference: string, o: Locking = {}): Promise<OrderItemRow | undefined> {
   const row = await db
     .selectFrom('odi_order_items')
     .select(ITEM_COLUMNS)
     .where('odi_payment_source', '=', source)
     .where('odi_subscription_reference', '=', reference)
-    .forUpdate()
+    .$if(o.lock !== false, (q) => q.forUpdate())
     .executeTakeFirst();
   return row ? normalise(row as OrderItemRow) : undefined;
 }
 
-/** The order item of an order: the one for the product when given, else its first. Locked. */
-export async function findItemOfOrder(db: Kysely<DB>, orderId: number, productId: number | null): Promise<OrderItemRow | undefined> {
-  let q = db.selectFrom('odi_order_items').select(ITEM_COLUMNS).where('odi_ord_order_id', '=', orderId);
-  if (productId !== null) q = q.where('odi_pro_product_id', '=', productId);
-  const row = await q.orderBy('odi_order_item_id').limit(1).forUpdate().executeTakeFirst();
+/** An order item by id, locked. */
+export async function findItemById(db: Kysely<DB>, orderItemId: number): Promise<OrderItemRow | undefined> {
+  const row = await db.selectFrom('odi_order_items').select(ITEM_COLUMNS).where('odi_order_item_id', '=', orderItemId).forUpdate().executeTakeFirst();
   return row ? normalise(row as OrderItemRow) : undefined;
 }
 
-/** A card-processor purchase named by its payment intent (one-time) or invoice (subscription). */
-export async function findItemByPayment(db: Kysely<DB>, source: PaymentSource, p: { paymentIntentId?: string | null; invoiceId?: string | null }): Promise<OrderItemRow | undefined> {
+/** The order item of an order: the one for the product when given, else its first. Locked. */
+export async function findItemOfOrder(db: Kysely<DB>, orderId: number, productId: number | null, o: Locking = {}): Promise<OrderItemRow | undefined> {
+  let q = db.selectFrom('odi_order_items').select(ITEM_COLUMNS).where('odi_ord_order_id', '=', orderId);
+  if (productId !== null) q = q.where('odi_pro_product_id', '=', productId);
+  const row = await q
+    .orderBy('odi_order_item_id')
+    .limit(1)
+    .$if(o.lock !== false, (q) => q.forUpdate())
+    .executeTakeFirst();
+  return row ? normalise(row as OrderItemRow) : undefined;
+}
+
+/**
+ * A card-processor purchase named by a payment: its payment intent (a one-time payment's reference, or
+ * the one recorded on the order) or its invoice (the current period's on the item, or the checkout's
+ * first on the order).
+ */
+export async function findItemByPayment(
+  db: Kysely<DB>,
+  source: PaymentSource,
+  p: { paymentIntentId?: string | null; invoiceId?: string | null },
+  o: Locking = {},
+): Promise<OrderItemRow | undefined> {
   if (p.paymentIntentId) {
-    const byRef = await findItemByReference(db, source, p.paymentIntentId);
+    const byRef = await findItemByReference(db, source, p.paymentIntentId, o);
     if (byRef) return byRef;
     const order = await db.selectFrom('ord_orders').select('ord_order_id').where('ord_stripe_payment_intent_id', '=', p.paymentIntentId).executeTakeFirst();
-    if (order) return findItemOfOrder(db, Number(order.ord_order_id), null);
+    if (order) return findItemOfOrder(db, Number(order.ord_order_id), null, o);
   }
   if (p.invoiceId) {
     const row = await db
@@ -77,9 +106,11 @@ export async function findItemByPayment(db: Kysely<DB>, source: PaymentSource, p
       .select(ITEM_COLUMNS)
       .where('odi_payment_source', '=', source)
       .where('odi_stripe_foreign_invoice_id', '=', p.invoiceId)
-      .forUpdate()
+      .$if(o.lock !== false, (q) => q.forUpdate())
       .executeTakeFirst();
     if (row) return normalise(row as OrderItemRow);
+    const order = await db.selectFrom('ord_orders').select('ord_order_id').where('ord_stripe_invoice_id', '=', p.invoiceId).executeTakeFirst();
+    if (order) return findItemOfOrder(db, Number(order.ord_order_id), null, o);
   }
   return undefined;
 }
@@ -134,7 +165,16 @@ export async function productForReference(db: Kysely<DB>, source: PaymentSource,
 /** Records a paid order with one subscription item (a purchase that no checkout of ours started). */
 export async function createPaidOrder(
   db: Kysely<DB>,
-  o: { userId: number; product: StoreProduct; source: PaymentSource; reference: string | null; amount: number | null; currency: string | null; at: Date },
+  o: {
+    userId: number;
+    product: StoreProduct;
+    source: PaymentSource;
+    reference: string | null;
+    amount: number | null;
+    currency: string | null;
+    at: Date;
+    payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null };
+  },
 ): Promise<number> {
   const amount = o.amount ?? o.product.price;
   const currency = (o.currency ?? o.product.currency).toLowerCase().slice(0, 3);
@@ -148,6 +188,9 @@ export async function createPaidOrder(
       ord_status: ORDER_STATUS.paid,
       ord_payment_method: o.source,
       ord_payment_source: o.source,
+      ord_stripe_session_id: o.payment?.sessionId ?? null,
+      ord_stripe_payment_intent_id: o.payment?.paymentIntentId ?? null,
+      ord_stripe_invoice_id: o.payment?.invoiceId ?? null,
       ord_create_time: o.at,
       ord_update_time: o.at,
     })

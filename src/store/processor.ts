@@ -4,20 +4,23 @@ import type { Clock } from '../lib/clock.js';
 import { recordTierChange } from '../tiers/change-tracking.js';
 import type { GrantOutcome, TierMembershipService } from '../tiers/membership.js';
 import { userForAccountToken } from './accounts.js';
-import type { StoreEvent } from './events.js';
+import type { StoreEvent, StoreEventKind } from './events.js';
 import { registerPaidEvents } from './event-tickets.js';
 import {
   ITEM_STATUS,
   LIVE_STATUSES,
   ORDER_STATUS,
   createPaidOrder,
+  findItemById,
   findItemByPayment,
   findItemByReference,
   findItemOfOrder,
   productForReference,
   readProduct,
   type OrderItemRow,
+  type StoreProduct,
 } from './orders.js';
+import { eventReferences, keepPendingEvent, markPendingApplied, openPendingEvents, type PendingEvent } from './pending-events.js';
 
 /** What applying one event did: a closed set, reported in the webhook's response and log. */
 export type EventOutcome =
@@ -27,13 +30,26 @@ export type EventOutcome =
   | { outcome: 'removed'; orderItemId: number; removedTierIds: number[] }
   | { outcome: 'status_changed'; orderItemId: number; status: SubscriptionStatus }
   | { outcome: 'stale'; orderItemId: number }
+  /** A partial refund (or one of an earlier period's payment): recorded on the order and item, removes nothing. */
+  | { outcome: 'refund_recorded'; orderItemId: number; amount: number | null }
+  /** Names no subscription we know, nor any reference to wait for. */
   | { outcome: 'unknown_subscription' }
+  /** Names a subscription we have not seen yet: kept under these references until its purchase arrives. */
+  | { outcome: 'pending'; references: string[] }
+  /** A purchase older than a removal that arrived before it: recorded, grants nothing. */
+  | { outcome: 'superseded'; orderItemId: number; by: StoreEventKind }
+  /** An event kept pending, applied now that its purchase has arrived. */
+  | { outcome: 'pending_applied'; eventId: string; result: EventOutcome }
+  | { outcome: 'payment_pending'; orderId: number | null }
+  | { outcome: 'payment_failed'; orderId: number | null; cancelled: boolean }
   | { outcome: 'unresolved'; missing: 'user' | 'product' };
 
 export interface ProcessorDeps {
   clock: Clock;
   /** The one grant path and the one removal path, bound to the caller's transaction. */
   membership: TierMembershipService;
+  /** The webhook log row of the delivery being applied (a pending event points back to it). */
+  webhookLogId: number;
 }
 
 const reference = (itemId: number) => ({ type: 'order_item', id: itemId });
@@ -41,6 +57,24 @@ const reference = (itemId: number) => ({ type: 'order_item', id: itemId });
 /** An item whose subscription can hold the user's tier: live, and not refused as a second source. */
 const bearsTier = (item: OrderItemRow) =>
   item.odi_source_conflict_time === null && (item.odi_subscription_status === null || LIVE_STATUSES.includes(item.odi_subscription_status));
+
+/** The watermark an event leaves: its provider time; a receipt time is never one (it never outranks a signed time). */
+const watermark = (ev: StoreEvent) => (ev.receiptTime ? {} : { odi_last_event_time: ev.eventTime });
+
+/** An event older than the latest applied to the item changes nothing. */
+const isStale = (ev: StoreEvent, item: OrderItemRow) => item.odi_last_event_time !== null && ev.eventTime.getTime() < item.odi_last_event_time.getTime();
+
+/**
+ * Whether a refund takes the tier away: only a refund of the whole payment of the current period does
+ * (DESIGN 13). A card refund of another invoice than the current period's is of an earlier payment;
+ * otherwise the provider's word on whole or partial, else whether the amount covers the price.
+ */
+function refundRemoves(ev: StoreEvent, paid: { price: number | null; invoiceId: string | null }): boolean {
+  const invoice = ev.lookup?.invoiceId ?? null;
+  if (invoice !== null && paid.invoiceId !== null && invoice !== paid.invoiceId) return false;
+  if (ev.refundWhole !== undefined && ev.refundWhole !== null) return ev.refundWhole;
+  return ev.amount === null || ev.amount === undefined || paid.price === null || ev.amount >= paid.price;
+}
 
 async function findItem(trx: Kysely<DB>, ev: StoreEvent): Promise<OrderItemRow | undefined> {
   if (ev.reference) {
@@ -79,38 +113,57 @@ async function resolveProduct(trx: Kysely<DB>, ev: StoreEvent, item: OrderItemRo
 /**
  * Applies one normalised event inside the caller's transaction (the webhook's, which also holds its
  * log row). Every source ends here: purchases and renewals reach the one grant path, expiry,
- * cancellation and refund the one removal path. An event older than the latest applied to the same
- * subscription changes nothing. A purchase while another source's subscription holds the user's tier
- * is recorded, refused for tier purposes and flagged.
+ * cancellation and whole refunds the one removal path. An event older than the latest applied to the
+ * same subscription changes nothing. A purchase while another source's subscription holds the user's
+ * tier is recorded, refused for tier purposes and flagged. An event that names a subscription we have
+ * not seen yet is kept pending and applied when its purchase arrives; a purchase older than such a
+ * removal grants nothing. The first outcome is the event's own; pending events it applied follow.
  */
-export async function applyStoreEvent(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent): Promise<EventOutcome> {
+export async function applyStoreEvent(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent): Promise<EventOutcome[]> {
+  if (ev.kind === 'payment_pending' || ev.kind === 'payment_failed') return [await delayedPayment(trx, deps, ev)];
   const item = await findItem(trx, ev);
-  if (item?.odi_last_event_time && ev.eventTime.getTime() < item.odi_last_event_time.getTime()) {
-    return { outcome: 'stale', orderItemId: item.odi_order_item_id };
+  if (item && isStale(ev, item)) return [{ outcome: 'stale', orderItemId: item.odi_order_item_id }];
+  if (ev.kind === 'purchase' || ev.kind === 'renewal') return grant(trx, deps, ev, item);
+  if (!item) {
+    const references = await keepPendingEvent(trx, deps.webhookLogId, ev, deps.clock.now());
+    return [references.length > 0 ? { outcome: 'pending', references } : { outcome: 'unknown_subscription' }];
   }
+  return [await applyToItem(trx, deps, ev, item)];
+}
+
+/** A removal or status change applied to the subscription's order item. */
+async function applyToItem(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow): Promise<EventOutcome> {
   switch (ev.kind) {
-    case 'purchase':
-    case 'renewal':
-      return grant(trx, deps, ev, item);
     case 'cancellation_scheduled':
     case 'cancellation_undone':
-      return item ? setCancellation(trx, deps, ev, item) : { outcome: 'unknown_subscription' };
-    case 'expiry':
-    case 'cancellation':
+      return setCancellation(trx, deps, ev, item);
     case 'refund':
-      return item ? remove(trx, deps, ev, item) : { outcome: 'unknown_subscription' };
+      return refundRemoves(ev, { price: item.odi_price, invoiceId: item.odi_stripe_foreign_invoice_id }) ? remove(trx, deps, ev, item) : recordRefund(trx, deps, ev, item);
+    default:
+      return remove(trx, deps, ev, item);
   }
 }
 
-async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found: OrderItemRow | undefined): Promise<EventOutcome> {
+/** Whether a pending event, as of the purchase it waited for, ends the subscription. */
+function endsSubscription(p: PendingEvent, purchase: StoreEvent, paid: { price: number | null; invoiceId: string | null }): boolean {
+  if (p.event.eventTime.getTime() < purchase.eventTime.getTime()) return false;
+  if (p.event.kind === 'expiry' || p.event.kind === 'cancellation') return true;
+  return p.event.kind === 'refund' && refundRemoves(p.event, paid);
+}
+
+async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found: OrderItemRow | undefined): Promise<EventOutcome[]> {
   const userId = await resolveUser(trx, ev, found);
-  if (userId === null) return { outcome: 'unresolved', missing: 'user' };
+  if (userId === null) return [{ outcome: 'unresolved', missing: 'user' }];
   const productId = await resolveProduct(trx, ev, found);
   const product = productId === null ? undefined : await readProduct(trx, productId);
-  if (!product) return { outcome: 'unresolved', missing: 'product' };
+  if (!product) return [{ outcome: 'unresolved', missing: 'product' }];
   const now = deps.clock.now();
   // Serialises this user's store changes: the other-source check below and the grant see one state.
   await trx.selectFrom('usr_users').select('usr_user_id').where('usr_user_id', '=', userId).forUpdate().execute();
+
+  const pending = await openPendingEvents(trx, ev.source, eventReferences(ev));
+  const paid = { price: found?.odi_price ?? ev.amount ?? product.price, invoiceId: ev.payment?.invoiceId ?? found?.odi_stripe_foreign_invoice_id ?? null };
+  const endedBy = pending.find((p) => endsSubscription(p, ev, paid));
 
   let itemId: number;
   let wasBearing: boolean;
@@ -122,30 +175,64 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
       await registerPaidEvents(trx, found.odi_ord_order_id, userId, now);
     }
   } else {
-    itemId = await createPaidOrder(trx, { userId, product, source: ev.source, reference: ev.reference, amount: ev.amount ?? null, currency: ev.currency ?? null, at: now });
+    itemId = await createPaidOrder(trx, {
+      userId,
+      product,
+      source: ev.source,
+      reference: ev.reference,
+      amount: ev.amount ?? null,
+      currency: ev.currency ?? null,
+      at: now,
+      payment: ev.source === 'card_processor' ? ev.payment : undefined,
+    });
     wasBearing = false;
   }
 
-  const conflict = found?.odi_source_conflict_time != null;
   const replaced = found?.odi_subscription_status === 'replaced';
   await trx
     .updateTable('odi_order_items')
     .set({
-      ...(replaced || product.tierId === null ? {} : { odi_subscription_status: 'active' as const }),
+      // A purchase that a removal already ended is recorded without becoming active: the removal then ends it.
+      ...(replaced || product.tierId === null || endedBy ? {} : { odi_subscription_status: 'active' as const }),
       ...(ev.kind === 'purchase' ? { odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null } : {}),
       ...(ev.periodEnd ? { odi_subscription_period_end: ev.periodEnd } : {}),
       ...(ev.payment?.invoiceId ? { odi_stripe_foreign_invoice_id: ev.payment.invoiceId } : {}),
-      odi_last_event_time: ev.eventTime,
+      ...watermark(ev),
       odi_update_time: now,
     })
     .where('odi_order_item_id', '=', itemId)
     .execute();
 
-  if (conflict) return { outcome: 'refused_other_source', orderItemId: itemId, activeSources: await activeSources(trx, userId, itemId) };
-  if (replaced) return { outcome: 'not_tier_bearing', orderItemId: itemId, status: found!.odi_subscription_status };
+  const outcome: EventOutcome = endedBy
+    ? { outcome: 'superseded', orderItemId: itemId, by: endedBy.event.kind }
+    : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, now });
+  return [outcome, ...(await applyPending(trx, deps, pending, itemId))];
+}
+
+/** The pending events of a subscription whose purchase has arrived, applied in provider-time order. */
+async function applyPending(trx: Kysely<DB>, deps: ProcessorDeps, pending: PendingEvent[], itemId: number): Promise<EventOutcome[]> {
+  const outcomes: EventOutcome[] = [];
+  for (const p of pending) {
+    const item = (await findItemById(trx, itemId))!;
+    const result: EventOutcome = isStale(p.event, item) ? { outcome: 'stale', orderItemId: itemId } : await applyToItem(trx, deps, p.event, item);
+    await markPendingApplied(trx, p.webhookLogId, itemId, deps.clock.now());
+    outcomes.push({ outcome: 'pending_applied', eventId: p.eventId, result });
+  }
+  return outcomes;
+}
+
+async function grantTier(
+  trx: Kysely<DB>,
+  deps: ProcessorDeps,
+  ev: StoreEvent,
+  g: { userId: number; product: StoreProduct; itemId: number; found: OrderItemRow | undefined; wasBearing: boolean; replaced: boolean; now: Date },
+): Promise<EventOutcome> {
+  const { userId, product, itemId, found, now } = g;
+  if (found?.odi_source_conflict_time != null) return { outcome: 'refused_other_source', orderItemId: itemId, activeSources: await activeSources(trx, userId, itemId) };
+  if (g.replaced) return { outcome: 'not_tier_bearing', orderItemId: itemId, status: found!.odi_subscription_status };
   if (product.tierId === null) return { outcome: 'granted', orderItemId: itemId, grant: 'no_tier_link' };
 
-  if (!wasBearing) {
+  if (!g.wasBearing) {
     const others = await activeSources(trx, userId, itemId, ev.source);
     if (others.length > 0) {
       await trx.updateTable('odi_order_items').set({ odi_source_conflict_time: now }).where('odi_order_item_id', '=', itemId).execute();
@@ -182,6 +269,53 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   return { outcome: 'granted', orderItemId: itemId, grant: result.outcome };
 }
 
+/**
+ * A checkout whose payment is still on its way, or whose payment failed. Our checkout's order (named by
+ * its metadata, else by the session) stays pending and grants nothing until the payment succeeds (the
+ * purchase); a failure cancels it unless a later event already settled it.
+ */
+async function delayedPayment(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent): Promise<EventOutcome> {
+  let orderId = ev.orderId ?? null;
+  if (orderId === null && ev.payment?.sessionId) {
+    const bySession = await trx.selectFrom('ord_orders').select('ord_order_id').where('ord_stripe_session_id', '=', ev.payment.sessionId).executeTakeFirst();
+    orderId = bySession ? Number(bySession.ord_order_id) : null;
+  }
+  const order = orderId === null ? undefined : await trx.selectFrom('ord_orders').select(['ord_order_id', 'ord_status']).where('ord_order_id', '=', orderId).forUpdate().executeTakeFirst();
+  const pending = order !== undefined && Number(order.ord_status) === ORDER_STATUS.pending;
+  const now = deps.clock.now();
+  if (ev.kind === 'payment_pending') {
+    if (pending) {
+      await trx
+        .updateTable('ord_orders')
+        .set({
+          ...(ev.payment?.sessionId ? { ord_stripe_session_id: ev.payment.sessionId } : {}),
+          ...(ev.payment?.paymentIntentId ? { ord_stripe_payment_intent_id: ev.payment.paymentIntentId } : {}),
+          ...(ev.payment?.invoiceId ? { ord_stripe_invoice_id: ev.payment.invoiceId } : {}),
+          ord_update_time: now,
+        })
+        .where('ord_order_id', '=', order.ord_order_id)
+        .execute();
+    }
+    return { outcome: 'payment_pending', orderId: order ? Number(order.ord_order_id) : null };
+  }
+  if (!pending) return { outcome: 'payment_failed', orderId: order ? Number(order.ord_order_id) : null, cancelled: false };
+  const settledLater = await trx
+    .selectFrom('odi_order_items')
+    .select('odi_order_item_id')
+    .where('odi_ord_order_id', '=', order.ord_order_id)
+    .where('odi_last_event_time', '>', ev.eventTime)
+    .executeTakeFirst();
+  if (settledLater) return { outcome: 'payment_failed', orderId: Number(order.ord_order_id), cancelled: false };
+  await trx
+    .updateTable('ord_orders')
+    .set({ ord_status: ORDER_STATUS.failed, ord_error: 'The payment failed', ord_update_time: now })
+    .where('ord_order_id', '=', order.ord_order_id)
+    .execute();
+  // The watermark: a success event older than this failure changes nothing.
+  await trx.updateTable('odi_order_items').set({ ...watermark(ev), odi_update_time: now }).where('odi_ord_order_id', '=', order.ord_order_id).execute();
+  return { outcome: 'payment_failed', orderId: Number(order.ord_order_id), cancelled: true };
+}
+
 /** Our checkout's pending order, now paid: the item takes the provider's references. */
 async function completeCheckoutOrder(trx: Kysely<DB>, ev: StoreEvent, item: OrderItemRow, now: Date): Promise<void> {
   await trx
@@ -192,6 +326,7 @@ async function completeCheckoutOrder(trx: Kysely<DB>, ev: StoreEvent, item: Orde
       ord_payment_source: ev.source,
       ...(ev.payment?.sessionId ? { ord_stripe_session_id: ev.payment.sessionId } : {}),
       ...(ev.payment?.paymentIntentId ? { ord_stripe_payment_intent_id: ev.payment.paymentIntentId } : {}),
+      ...(ev.payment?.invoiceId ? { ord_stripe_invoice_id: ev.payment.invoiceId } : {}),
       ord_update_time: now,
     })
     .where('ord_order_id', '=', item.odi_ord_order_id)
@@ -238,7 +373,7 @@ async function setCancellation(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEv
       odi_subscription_cancel_at_period_end: scheduled,
       odi_subscription_cancelled_time: scheduled ? ev.eventTime : null,
       ...(ev.periodEnd ? { odi_subscription_period_end: ev.periodEnd } : {}),
-      odi_last_event_time: ev.eventTime,
+      ...watermark(ev),
       odi_update_time: now,
     })
     .where('odi_order_item_id', '=', item.odi_order_item_id)
@@ -259,7 +394,7 @@ async function remove(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item
       odi_subscription_status: status,
       ...(refund ? { odi_refund_time: ev.eventTime, odi_refund_amount: ev.amount ?? null, odi_status: ITEM_STATUS.refunded } : {}),
       ...(ev.periodEnd ? { odi_subscription_period_end: ev.periodEnd } : {}),
-      odi_last_event_time: ev.eventTime,
+      ...watermark(ev),
       odi_update_time: now,
     })
     .where('odi_order_item_id', '=', item.odi_order_item_id)
@@ -277,3 +412,20 @@ async function remove(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item
   return { outcome: 'removed', orderItemId: item.odi_order_item_id, removedTierIds: removed.removedTierIds };
 }
 
+
+/** A refund that takes nothing away: the amount is recorded on the item and its order. */
+async function recordRefund(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow): Promise<EventOutcome> {
+  const now = deps.clock.now();
+  const amount = ev.amount ?? null;
+  await trx
+    .updateTable('odi_order_items')
+    .set({ odi_refund_time: ev.eventTime, odi_refund_amount: amount, ...watermark(ev), odi_update_time: now })
+    .where('odi_order_item_id', '=', item.odi_order_item_id)
+    .execute();
+  await trx
+    .updateTable('ord_orders')
+    .set({ ord_refund_time: ev.eventTime, ord_refund_amount: amount, ord_update_time: now })
+    .where('ord_order_id', '=', item.odi_ord_order_id)
+    .execute();
+  return { outcome: 'refund_recorded', orderItemId: item.odi_order_item_id, amount };
+}

@@ -1,12 +1,15 @@
+import type { BackupTaker } from '../backups/take.js';
 import type { Settings } from '../settings/store.js';
 import type { WebSessions } from '../web/sessions.js';
+import { backupSiteTask } from './backup-site.js';
+import { purgeDriveChangesTask } from './purge-drive-changes.js';
 import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
 import { subscriptionPeriodEndTask } from './subscription-period-end.js';
 import type { TaskDefinition } from './scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: { settings: Settings; webSessions: WebSessions }): TaskDefinition[] {
+export function allTasks(services: BackupTaker & { settings: Settings; webSessions: WebSessions }): TaskDefinition[] {
   return [
     purgeRequestLogsTask(services.settings),
     {
@@ -17,5 +20,7 @@ export function allTasks(services: { settings: Settings; webSessions: WebSession
     },
     purgeIdempotencyKeysTask(services.settings),
     subscriptionPeriodEndTask(services.settings),
+    purgeDriveChangesTask,
+    backupSiteTask(services),
   ];
 }

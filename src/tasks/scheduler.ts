@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
+import { formatTimestamp } from '../lib/time.js';
 import type { DB } from '../db/types.js';
 
 export interface TaskContext {
@@ -11,14 +12,49 @@ export interface TaskContext {
 export interface TaskDefinition {
   name: string;
   description: string;
+  /** How often the scheduler wakes the task. */
   intervalSeconds: number;
+  /**
+   * For a task whose work is due less often than it is woken, by a period read from settings: the period
+   * now, in seconds (0: off). Such a task runs only when due by its last recorded run (see nextDueTime),
+   * checked under its lock, so that on several nodes it runs once per period; a run not due is skipped
+   * and not recorded.
+   */
+  periodSeconds?(): number;
   run(ctx: TaskContext): Promise<Record<string, unknown>>;
 }
 
 export type TaskOutcome =
   | { task: string; result: Record<string, unknown> }
   | { task: string; skipped: 'running_elsewhere' }
+  | { task: string; skipped: 'not_due'; next_due_time: string | null }
   | { task: string; error: string };
+
+/** A task with a period retries a failed run after at most this long, not a whole period later. */
+export const RETRY_AFTER_FAILURE_SECONDS = 3600;
+
+export interface LastRun {
+  start: Date;
+  outcome: string;
+}
+
+/**
+ * When a task with a period is next due: never when the period is 0; now when it never ran; a period
+ * after its last successful run's start; after a failed run, a period or RETRY_AFTER_FAILURE_SECONDS,
+ * whichever is shorter.
+ */
+export function nextDueTime(periodSeconds: number, last: LastRun | null, now: Date): Date | null {
+  if (periodSeconds <= 0) return null;
+  if (!last) return now;
+  const wait = last.outcome === 'success' ? periodSeconds : Math.min(periodSeconds, RETRY_AFTER_FAILURE_SECONDS);
+  return new Date(last.start.getTime() + wait * 1000);
+}
+
+/** The last recorded run of a task (tsk_task_runs), if any. */
+export async function lastRun(db: Kysely<DB>, name: string): Promise<LastRun | null> {
+  const row = await db.selectFrom('tsk_task_runs').select(['tsk_last_start_time', 'tsk_last_outcome']).where('tsk_name', '=', name).executeTakeFirst();
+  return row?.tsk_last_start_time ? { start: row.tsk_last_start_time, outcome: row.tsk_last_outcome ?? 'error' } : null;
+}
 
 /** A stable 32-bit key per task name for pg_try_advisory_lock. */
 function lockKey(name: string): number {
@@ -50,17 +86,24 @@ export class Scheduler {
       const key = lockKey(task.name);
       const got = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(conn);
       if (!got.rows[0]?.locked) return { task: task.name, skipped: 'running_elsewhere' as const };
-      const started = this.clock.now();
       try {
-        // The task runs on the connection that holds the lock: on the embedded database there is only one
-        // connection, so asking the pool for another here would wait on ourselves forever.
-        const result = await task.run({ db: conn, clock: this.clock });
-        await this.recordRun(conn, task.name, started, 'success', null, result);
-        return { task: task.name, result };
-      } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
-        await this.recordRun(conn, task.name, started, 'error', message, null);
-        return { task: task.name, error: message };
+        if (task.periodSeconds) {
+          const now = this.clock.now();
+          const due = nextDueTime(task.periodSeconds(), await lastRun(conn, task.name), now);
+          if (due === null || due > now) return { task: task.name, skipped: 'not_due' as const, next_due_time: due && formatTimestamp(due) };
+        }
+        const started = this.clock.now();
+        try {
+          // The task runs on the connection that holds the lock: on the embedded database there is only one
+          // connection, so asking the pool for another here would wait on ourselves forever.
+          const result = await task.run({ db: conn, clock: this.clock });
+          await this.recordRun(conn, task.name, started, 'success', null, result);
+          return { task: task.name, result };
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          await this.recordRun(conn, task.name, started, 'error', message, null);
+          return { task: task.name, error: message };
+        }
       } finally {
         await sql`select pg_advisory_unlock(${key})`.execute(conn);
       }

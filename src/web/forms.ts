@@ -55,7 +55,7 @@ export function logoutToken(viewer: Viewer): string {
 }
 
 export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: string, body: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {
-  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer) }), status, opts);
+  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer), wide: opts.wide }), status, opts);
 }
 
 /**

@@ -21,11 +21,17 @@ button.primary{margin-top:1rem;background:#2454d6;color:#fff;border:0;border-rad
 button.secondary{margin-top:1rem;background:#fff;color:#1b1f24;border:1px solid #b8c0cc;border-radius:4px;padding:.6rem 1.2rem;font:inherit;cursor:pointer}button.danger{color:#b3261e;border-color:#e3a5a0}button:disabled{opacity:.6;cursor:default}
 .error{color:#b3261e}.help{color:#59636e;font-size:.9rem}.secret{font-family:monospace;word-break:break-all;background:#fff7e0;border:1px solid #f0d58c;padding:.5rem;border-radius:4px}button.link{background:none;border:0;color:#2454d6;cursor:pointer;padding:0;font:inherit}.inline{display:inline}nav.sub{display:flex;flex-wrap:wrap;gap:1rem;margin-bottom:1rem}.field-error{color:#b3261e;font-size:.9rem;margin-top:.2rem}.notice{background:#eef4ff;border:1px solid #c5d6ff;padding:.75rem;border-radius:6px}
 table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e5e8ec}
-@media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}}
+main.wide{max-width:72rem}header .who{font-weight:600;padding:.15rem .5rem;border-radius:4px;background:rgba(255,255,255,.12)}
+.secret{display:block;overflow-wrap:anywhere;margin-top:.25rem}code.ident{font-family:monospace;background:#eef1f5;border-radius:3px;padding:0 .25rem}
+td.actions{white-space:nowrap}details.features{border:1px solid #dde1e6;border-radius:6px;padding:.5rem .75rem;margin:.75rem 0}details.features summary{cursor:pointer;font-weight:600}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}.grid>.card{margin:0}.figure{font-size:1.8rem;font-weight:700}
+.plan .price{font-size:1.4rem;font-weight:700;margin:.25rem 0}.plan ul{padding-left:1.2rem}svg.chart{width:100%;height:auto;display:block}
+@media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}
+table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
 `;
 
 /** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */
-export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { formToken?: string } = {}): SafeHtml {
+export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { formToken?: string; wide?: boolean } = {}): SafeHtml {
   const signedIn = viewer.session?.userId != null;
   return html`<!doctype html>
 <html lang="en">
@@ -40,14 +46,15 @@ ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.
 <body>
 <header>
   <a class="brand" href="/">Gatehouse</a>
+  <a href="/pricing">Pricing</a>
   ${signedIn
     ? html`<a href="/profile/subscription">Subscription</a><a href="/profile/app-sessions">App sessions</a>
-      ${viewer.isStaff ? html`<a href="/admin/tiers">Admin</a>` : ''}
-      <span>${viewer.displayName}</span>
+      ${viewer.isStaff ? html`<a href="/admin" id="nav-dashboard">Dashboard</a>` : ''}
+      <span class="who" id="header-user" title="Signed in as ${viewer.displayName}">${viewer.displayName}</span>
       <form method="post" action="/logout"><input type="hidden" name="form_token" value="${opts.formToken ?? ''}"><button type="submit">Sign out</button></form>`
     : html`<a href="/login">Sign in</a><a href="/register">Register</a>`}
 </header>
-<main>
+<main${opts.wide ? html` class="wide"` : ''}>
 <h1>${title}</h1>
 ${body}
 </main>
@@ -58,6 +65,8 @@ ${body}
 export interface PageOptions {
   /** Origins besides our own that the page's forms may submit to, or be redirected to (a hosted checkout). */
   formActionOrigins?: string[];
+  /** A wider main column, for pages built around a table or a grid (the admin dashboard, API keys, pricing). */
+  wide?: boolean;
 }
 
 export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {

@@ -36,8 +36,12 @@ function cookieOptions(request: FastifyRequest, httpOnly: boolean, maxAgeSeconds
 /**
  * Gives every request `webSession()` (its website session, loaded once) and `useWebSession()` (sign-in and
  * sign-out), and sets the session cookie and the CSRF mirror cookie on every response that has a session.
+ * Every website response carries the mirror (DESIGN 8), anonymous visitors included: a route that never
+ * looked at the session has it loaded here, and a visitor without one is given a guest session, as every
+ * page gives it, so a page script has its CSRF token from the first answer on. An API response mirrors the
+ * session its cookie names; a keyed client without a cookie is not handed a session it would never use.
  */
-export function registerWebSessionRequest(app: FastifyInstance, services: Services): void {
+export function registerWebSessionRequest(app: FastifyInstance, services: Services, apiPrefix: string): void {
   app.decorateRequest('webSession', function (this: FastifyRequest) {
     const s = state(this);
     if (s.replaced) return Promise.resolve(s.replaced.session);
@@ -54,9 +58,25 @@ export function registerWebSessionRequest(app: FastifyInstance, services: Servic
     state(this).replaced = { cookieValue, session };
   });
 
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+  const isApi = (url: string) => url === apiPrefix || url.startsWith(`${apiPrefix}/`) || url.startsWith(`${apiPrefix}?`);
+
+  /** The session for a response whose route never asked for it (see above); never fails the response. */
+  async function sessionForMirror(request: FastifyRequest): Promise<void> {
+    const api = isApi(request.url);
+    if (api && !request.hasWebSessionCookie()) return;
+    try {
+      const session = await request.webSession();
+      if (session || api) return;
+      const created = await services.webSessions.create({ userId: null });
+      request.useWebSession(created.cookieValue, created.session);
+    } catch (err) {
+      request.log.error({ err, reqId: request.id }, 'web session for the CSRF mirror cookie');
+    }
+  }
+
+  function setCookies(request: FastifyRequest, reply: FastifyReply): void {
     const s = states.get(request);
-    if (!s) return done(null, payload);
+    if (!s) return;
     if (s.replaced) {
       const { cookieValue, session } = s.replaced;
       if (cookieValue && session) {
@@ -69,6 +89,19 @@ export function registerWebSessionRequest(app: FastifyInstance, services: Servic
     }
     const session = s.replaced ? s.replaced.session : s.resolved;
     if (session) reply.setCookie(CSRF_MIRROR_COOKIE, session.csrfToken, cookieOptions(request, false));
+  }
+
+  // Callback style, so a keyed API request (no session, no cookie) passes without a promise.
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+    const untouched = !states.get(request);
+    if (untouched && (!isApi(request.url) || request.hasWebSessionCookie())) {
+      void sessionForMirror(request).then(() => {
+        setCookies(request, reply);
+        done(null, payload);
+      });
+      return;
+    }
+    setCookies(request, reply);
     done(null, payload);
   });
 }

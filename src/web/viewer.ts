@@ -25,7 +25,9 @@ export async function pageViewer(request: FastifyRequest, services: Services): P
     .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission'])
     .where('usr_user_id', '=', session.userId)
     .where('usr_delete_time', 'is', null)
+    .where('usr_is_disabled', '=', false)
     .executeTakeFirst();
+  // A deleted or disabled user's session is signed out in effect (the API ends it; pages see a guest).
   if (!user) return { session, displayName: null, isStaff: false, user: null };
   return { session, displayName: displayName(user), isStaff: user.usr_permission >= 5, user };
 }

@@ -57,7 +57,7 @@ describe('CRUD input property', () => {
   it.each([
     ['Comment', 'member'],
     ['Product', 'staff'],
-    ['SurveyAnswer', 'member'],
+    ['SurveyAnswer', 'staff'],
     ['Message', 'member'],
     ['BookingResource', 'staff'],
     ['User', 'staff'],

@@ -41,7 +41,7 @@ interface Case {
 
 const text = (column: string) => `<p>${FILLER}${secret(column)}</p>`;
 const cases: Case[] = [
-  { className: 'Page', table: 'pag_pages', key: 'pag_page_id', level: 'pag_tier_min_level', values: () => ({ pag_title: 'Page', pag_component_layout: JSON.stringify({ html: text('pag_component_layout') }) }), body: ['pag_component_layout'] },
+  { className: 'Page', table: 'pag_pages', key: 'pag_page_id', level: 'pag_tier_min_level', values: () => ({ pag_title: 'Page', pag_published_time: new Date('2026-01-01T00:00:00Z'), pag_component_layout: JSON.stringify({ html: text('pag_component_layout') }) }), body: ['pag_component_layout'] },
   { className: 'Event', table: 'evt_events', key: 'evt_event_id', level: 'evt_tier_min_level', values: () => ({ evt_name: 'Event', evt_description: text('evt_description') }), body: ['evt_description'] },
   {
     className: 'Product',
@@ -52,7 +52,7 @@ const cases: Case[] = [
     body: ['pro_description', 'pro_digital_link', 'pro_after_purchase_message'],
   },
   { className: 'Video', table: 'vid_videos', key: 'vid_video_id', level: 'vid_tier_min_level', values: () => ({ vid_title: 'Video', vid_video_number: `${FILLER}${secret('vid_video_number')}`, vid_video_text: text('vid_video_text') }), body: ['vid_video_number', 'vid_video_text'] },
-  { className: 'EventSession', table: 'evs_event_sessions', key: 'evs_event_session_id', level: 'evs_tier_min_level', values: () => ({ evs_evt_event_id: eventId, evs_title: 'Session', evs_content: text('evs_content'), evs_links: secret('evs_links') }), body: ['evs_content', 'evs_links'] },
+  { className: 'EventSession', table: 'evs_event_sessions', key: 'evs_event_session_id', level: 'evs_tier_min_level', values: () => ({ evs_evt_event_id: eventId, evs_is_public: true, evs_title: 'Session', evs_content: text('evs_content'), evs_links: secret('evs_links') }), body: ['evs_content', 'evs_links'] },
   { className: 'MailingList', table: 'mlt_mailing_lists', key: 'mlt_mailing_list_id', level: 'mlt_tier_min_level', values: () => ({ mlt_name: 'List', mlt_link: 'list' }), body: [] },
 ];
 

@@ -67,8 +67,13 @@ describe('authorization contract: contradictions are refused at registration', (
       'allow_guest admits the anonymous browser principal, which requires_machine_key refuses',
     ]);
     expect(authContractProblems({ requires_session: false, requires_machine_key: true })).toEqual([
-      'a sessionless action takes no credential, so it cannot require one',
+      'a sessionless action takes no user credential, so it cannot require a machine key or a user permission',
     ]);
+    expect(authContractProblems({ requires_session: false, min_user_permission: 5 })).toEqual([
+      'a sessionless action takes no user credential, so it cannot require a machine key or a user permission',
+    ]);
+    // Passkey sign-in: no user yet, but only from a browser session.
+    expect(authContractProblems({ requires_session: false, requires_browser_session: true })).toEqual([]);
     expect(authContractProblems({ capability: 'admin' as never })).toEqual([`capability must be 'read', 'write', 'delete' or null`]);
     expect(authContractProblems({ min_user_permission: 11 })).toEqual(['min_user_permission must be an integer from 0 to 10']);
     expect(authContractProblems({ allow_guest: true, requires_browser_session: true, session_write: true })).toEqual([]);

@@ -12,7 +12,8 @@ import { runStatements } from './run-statements.js';
 // - fch_file_changes: the change feed; its bigserial id is the sync cursor. No foreign keys: entries
 //   outlive the rows they name.
 // - fup_file_uploads: pending chunked uploads. The chunk lease (fup_lease_token/_until) serialises
-//   appends without holding a transaction open while bytes stream in.
+//   appends without holding a transaction open while bytes stream in; the chunk that completes the
+//   bytes records the server's own SHA-256 of them (fup_received_sha256), so completion need not re-read.
 const T = 'timestamp(6)';
 const times = (p: string) =>
   `${p}_create_time ${T} not null default now(),
@@ -117,6 +118,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       fup_expected_bytes int8 not null check (fup_expected_bytes >= 0),
       fup_expected_sha256 char(64),
       fup_received_bytes int8 not null default 0 check (fup_received_bytes >= 0),
+      fup_received_sha256 char(64),
       fup_part_name varchar(128) not null,
       fup_lease_token varchar(64),
       fup_lease_until ${T},

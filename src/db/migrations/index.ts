@@ -12,6 +12,8 @@ import * as subscriptionLifecycle from './0010_subscription_lifecycle.js';
 import * as deviceLinkSealedKey from './0011_device_link_sealed_key.js';
 import * as requestLogBrin from './0012_request_log_brin.js';
 import * as principalChangeNotify from './0013_principal_change_notify.js';
+import * as storeEventOrder from './0014_store_event_order.js';
+import * as passkeys from './0020_passkeys.js';
 import * as drive from './0019_drive.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -29,5 +31,7 @@ export const migrations: Record<string, Migration> = {
   '0011_device_link_sealed_key': deviceLinkSealedKey,
   '0012_request_log_brin': requestLogBrin,
   '0013_principal_change_notify': principalChangeNotify,
+  '0014_store_event_order': storeEventOrder,
+  '0020_passkeys': passkeys,
   '0019_drive': drive,
 };

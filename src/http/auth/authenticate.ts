@@ -138,7 +138,11 @@ async function authenticateBrowser(services: Services, request: FastifyRequest):
     throw authError(401, 'Your session has ended; sign in again');
   }
   const presented = header(request, CSRF_HEADER);
-  if (presented === undefined || !safeEqual(presented, session.csrfToken)) {
+  if (presented === undefined) throw authError(403, 'Missing or wrong CSRF token');
+  if (!safeEqual(presented, session.csrfToken)) {
+    // A wrong token is a guess at the session's secret, counted like a wrong key secret. A missing one is
+    // not (a page opened straight in the address bar sends none) and must not lock out the address.
+    await buckets.failedAuth.record(request.ip);
     throw authError(403, 'Missing or wrong CSRF token');
   }
   if (session.userId === null) {

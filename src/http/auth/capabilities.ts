@@ -6,8 +6,11 @@ export type Capability = 'read' | 'write' | 'delete';
 /**
  * The contract's capability matrix over apk_permission. Not monotonic: 2 is write-only.
  *   1: read | 2: write | 3: read, write | 4+: read, write, delete
+ * The matrix starts at 1: a key below it (0 or negative, however it was made) has no capability at all,
+ * where "read unless 2" alone would let it read.
  */
 export function hasCapability(permission: number, capability: Capability): boolean {
+  if (!(permission >= 1)) return false;
   switch (capability) {
     case 'read':
       return permission !== 2;

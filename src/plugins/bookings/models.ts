@@ -44,7 +44,10 @@ export const BookingResource = defineModel({
   beforeUpdate: async (_stored, changes) => checkAvailability(changes),
 });
 
-/** One booked slot; a live booking's (resource, start) is unique. */
+/**
+ * One booked slot; a live booking's (resource, start) is unique. Members book through the booking action
+ * (slot and availability checks); raw CRUD writes skip those (CRUD rule 6), so they are staff's only.
+ */
 export const Booking = defineModel({
   className: 'Booking',
   table: 'bkg_bookings',
@@ -61,5 +64,5 @@ export const Booking = defineModel({
     bkg_status: col.varchar(20, { options: ['confirmed', 'cancelled'] }),
     ...standardTimes('bkg'),
   },
-  exposure: { readable: true, writable: true },
+  exposure: { readable: true, writable: true, writableBy: 'staff' },
 });

@@ -59,6 +59,11 @@ export interface CardProcessorClient {
   latestPayment(subscriptionId: string): Promise<CardPayment | null>;
   /** Refunds a payment (by payment intent or charge); amount in minor units, omitted: the whole payment. */
   refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }): Promise<CardRefund>;
+  /**
+   * The subscription a payment paid for, through its invoice (named, else found by the payment intent
+   * among invoice payments); null when the payment paid no subscription's invoice.
+   */
+  subscriptionOfPayment(p: { invoiceId: string | null; paymentIntentId: string | null }): Promise<{ subscriptionId: string; invoiceId: string } | null>;
 }
 
 function stripeConfig(base: string): Stripe.StripeConfig {
@@ -154,6 +159,20 @@ export class StripeCardProcessorClient implements CardProcessorClient {
     const paymentIntentId = idOf(payment?.payment_intent);
     const chargeId = idOf(payment?.charge);
     return paymentIntentId || chargeId ? { paymentIntentId, chargeId } : null;
+  }
+
+  async subscriptionOfPayment(p: { invoiceId: string | null; paymentIntentId: string | null }) {
+    let invoiceId = p.invoiceId;
+    if (!invoiceId && p.paymentIntentId) {
+      const payments = await this.stripe.invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: p.paymentIntentId }, limit: 1 });
+      invoiceId = idOf(payments.data[0]?.invoice);
+    }
+    if (!invoiceId) return null;
+    const invoice = await this.stripe.invoices.retrieve(invoiceId);
+    // Older API versions name the subscription on the invoice itself.
+    const legacy = (invoice as unknown as { subscription?: string | { id: string } | null }).subscription;
+    const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy);
+    return subscriptionId ? { subscriptionId, invoiceId } : null;
   }
 
   async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {

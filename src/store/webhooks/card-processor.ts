@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { authError } from '../../http/errors.js';
-import { header, intOrNull, type StoreEvent, type WebhookAdapter } from '../events.js';
+import { header, intOrNull, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
+import { findItemByPayment } from '../orders.js';
 
 /** Seconds a Stripe-Signature timestamp may be old (the provider's own default). */
 export const CARD_PROCESSOR_TOLERANCE_SECONDS = 300;
@@ -13,12 +14,43 @@ function periodEndOf(sub: Obj): Date | null {
   return seconds(sub.current_period_end) ?? seconds(sub.items?.data?.[0]?.current_period_end);
 }
 
+/** What a checkout session names: its subscription (else payment intent, else itself), user, product and order. */
+function checkoutEvent(kind: 'purchase' | 'payment_pending' | 'payment_failed', o: Obj, base: { source: 'card_processor'; eventTime: Date }): StoreEvent {
+  const md = (o.metadata ?? {}) as Obj;
+  const subscription = str(o.subscription);
+  const paymentIntent = str(o.payment_intent);
+  return {
+    ...base,
+    kind,
+    reference: subscription ?? paymentIntent ?? str(o.id),
+    user: { userId: intOrNull(md.user_id) },
+    product: { productId: intOrNull(md.product_id) },
+    orderId: intOrNull(md.order_id),
+    periodEnd: null,
+    amount: typeof o.amount_total === 'number' ? o.amount_total : null,
+    currency: typeof o.currency === 'string' ? o.currency : null,
+    // A subscription session has no payment intent of its own: its first payment is named by the invoice.
+    payment: { sessionId: str(o.id), paymentIntentId: paymentIntent, invoiceId: str(o.invoice) },
+  };
+}
+
+/** Whether a charge.refunded charge is refunded whole: the provider says so, else its amounts do; null when it does not tell. */
+function refundedWhole(charge: Obj): boolean | null {
+  if (charge.refunded === true) return true;
+  if (typeof charge.amount === 'number' && typeof charge.amount_refunded === 'number') return charge.amount_refunded >= charge.amount;
+  return charge.refunded === false ? false : null;
+}
+
 /**
- * Card-processor events (DESIGN 7): checkout.session.completed is a purchase; invoice.paid with
- * billing_reason subscription_cycle a renewal; customer.subscription.updated with cancel_at_period_end
- * schedules (true) or undoes (false, when it was true) a cancellation; customer.subscription.deleted is
- * an expiry; charge.refunded a refund. Objects carry metadata.user_id and metadata.product_id (our
- * checkout sets them) and metadata.order_id for an order our checkout created.
+ * Card-processor events (DESIGN 7): checkout.session.completed is a purchase, or, while a delayed payment
+ * (a bank debit) is still on its way (payment_status unpaid), a pending payment that grants nothing until
+ * checkout.session.async_payment_succeeded (the purchase) or _failed (the order is cancelled);
+ * invoice.paid with billing_reason subscription_cycle a renewal; customer.subscription.updated with
+ * cancel_at_period_end schedules (true) or undoes (false, when it was true) a cancellation;
+ * customer.subscription.deleted is an expiry; charge.refunded a refund, named by every reference the
+ * charge gives (metadata.subscription_id, invoice, payment intent, metadata.order_id). Objects carry
+ * metadata.user_id and metadata.product_id (our checkout sets them) and metadata.order_id for an order
+ * our checkout created.
  */
 export function normaliseCardEvent(event: Obj): StoreEvent[] {
   const o = (event.data?.object ?? {}) as Obj;
@@ -26,25 +58,14 @@ export function normaliseCardEvent(event: Obj): StoreEvent[] {
   const base = { source: 'card_processor' as const, eventTime };
   const md = (o.metadata ?? {}) as Obj;
   switch (event.type) {
-    case 'checkout.session.completed': {
+    case 'checkout.session.completed':
+      if (o.payment_status === 'unpaid') return [checkoutEvent('payment_pending', o, base)];
       if (o.payment_status !== undefined && o.payment_status !== 'paid' && o.payment_status !== 'no_payment_required') return [];
-      const subscription = str(o.subscription);
-      const paymentIntent = str(o.payment_intent);
-      return [
-        {
-          ...base,
-          kind: 'purchase',
-          reference: subscription ?? paymentIntent ?? str(o.id),
-          user: { userId: intOrNull(md.user_id) },
-          product: { productId: intOrNull(md.product_id) },
-          orderId: intOrNull(md.order_id),
-          periodEnd: null,
-          amount: typeof o.amount_total === 'number' ? o.amount_total : null,
-          currency: typeof o.currency === 'string' ? o.currency : null,
-          payment: { sessionId: str(o.id), paymentIntentId: paymentIntent },
-        },
-      ];
-    }
+      return [checkoutEvent('purchase', o, base)];
+    case 'checkout.session.async_payment_succeeded':
+      return [checkoutEvent('purchase', o, base)];
+    case 'checkout.session.async_payment_failed':
+      return [checkoutEvent('payment_failed', o, base)];
     case 'invoice.paid': {
       if (o.billing_reason !== 'subscription_cycle') return [];
       const details = (o.parent?.subscription_details ?? o.subscription_details ?? {}) as Obj;
@@ -86,17 +107,54 @@ export function normaliseCardEvent(event: Obj): StoreEvent[] {
         {
           ...base,
           kind: 'refund',
-          reference: null,
+          reference: str(md.subscription_id),
           lookup: { orderId: intOrNull(md.order_id), paymentIntentId: str(o.payment_intent), invoiceId: str(o.invoice) },
           user: { userId: intOrNull(md.user_id) },
           product: { productId: intOrNull(md.product_id) },
           periodEnd: null,
           amount: typeof o.amount_refunded === 'number' ? o.amount_refunded : null,
+          refundWhole: refundedWhole(o),
         },
       ];
     default:
       return [];
   }
+}
+
+/**
+ * What only the provider's API knows, asked when card_processor_api_key is set: a new subscription's
+ * paid period (not in the session), and the subscription a refunded charge paid for when nothing we
+ * recorded names it (the charge of a subscription's invoice carries neither our metadata nor the
+ * subscription).
+ */
+async function askCardProcessor(events: StoreEvent[], ctx: StoreContext): Promise<StoreEvent[]> {
+  if (!ctx.settings.string('card_processor_api_key')) return events;
+  const client = ctx.deps.cardProcessor(ctx.settings);
+  for (const ev of events) {
+    if (ev.kind === 'purchase' && ev.reference?.startsWith('sub_')) {
+      ev.periodEnd = (await client.getSubscription(ev.reference)).currentPeriodEnd;
+    }
+    if (ev.kind === 'refund' && !ev.reference && ev.lookup && (ev.lookup.invoiceId || ev.lookup.paymentIntentId)) {
+      if (await findItemByPayment(ctx.db, 'card_processor', ev.lookup, { lock: false })) continue;
+      const paid = await client.subscriptionOfPayment({ invoiceId: ev.lookup.invoiceId ?? null, paymentIntentId: ev.lookup.paymentIntentId ?? null });
+      if (paid) {
+        ev.reference = paid.subscriptionId;
+        ev.lookup.invoiceId ??= paid.invoiceId;
+      }
+    }
+  }
+  return events;
+}
+
+function cardDelivery(raw: Obj): VerifiedDelivery {
+  return {
+    eventId: String(raw.id),
+    eventType: String(raw.type),
+    eventTime: new Date(Number(raw.created) * 1000),
+    payload: raw,
+    acts: normaliseCardEvent(raw).length > 0,
+    normalise: (c) => askCardProcessor(normaliseCardEvent(raw), c),
+  };
 }
 
 /** Stripe-Signature verified by the official SDK with card_processor_webhook_secret (300 s tolerance). */
@@ -113,22 +171,7 @@ export const cardProcessorWebhook: WebhookAdapter = {
     } catch {
       throw authError(401, 'Invalid card processor signature');
     }
-    const raw = event as unknown as Obj;
-    return {
-      eventId: String(raw.id),
-      eventType: String(raw.type),
-      eventTime: new Date(Number(raw.created) * 1000),
-      payload: raw,
-      async normalise(c) {
-        const events = normaliseCardEvent(raw);
-        // A new subscription's paid period is not in the session: read it back when the API is configured.
-        for (const ev of events) {
-          if (ev.kind === 'purchase' && ev.reference?.startsWith('sub_') && c.settings.string('card_processor_api_key')) {
-            ev.periodEnd = (await c.deps.cardProcessor(c.settings).getSubscription(ev.reference)).currentPeriodEnd;
-          }
-        }
-        return events;
-      },
-    };
+    return cardDelivery(event as unknown as Obj);
   },
+  restore: (logged) => cardDelivery(logged.payload as Obj),
 };

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SURFACE_AUTH_DEFAULTS } from '../../actions/auth-contract.js';
-import type { Action, ActionContext, ActionResult, Attachment } from '../../actions/define.js';
+import type { Action, ActionContext, ActionResult, Attachment, WebContext } from '../../actions/define.js';
 import { IdempotencyStore, MAX_KEY_LENGTH, idempotencyScope, requestFingerprint, type ClaimOutcome } from '../../actions/idempotency.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
 import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
@@ -117,6 +117,10 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   }
 
   const outbox: MailMessage[] = [];
+  let signInUserId: number | null = null;
+  const web: WebContext | null = webSession
+    ? { sessionId: webSession.id, baseUrl: services.config.baseUrl, signInAfterSuccess: (userId) => void (signInUserId = userId) }
+    : null;
   const context = (trx: typeof db): ActionContext => ({
     name,
     input: input.values,
@@ -131,6 +135,8 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     query: queryOf(request),
     ip: request.ip,
     recordFailedAuth: () => buckets.failedAuth.record(request.ip),
+    web,
+    log: request.log,
   });
   const respond = (result: ActionResult): string =>
     serializeApiPayload(success(result.data, result.message ?? '', result.redirect !== undefined ? { redirect: result.redirect } : {}));
@@ -166,6 +172,10 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   }
 
   if (decision?.sessionWrite && webSession) await services.webSessions.saveData(webSession.id, webSession.data);
+  if (signInUserId !== null) {
+    const { cookieValue, session } = await services.webSessions.signIn(await request.webSession(), signInUserId);
+    request.useWebSession(cookieValue, session);
+  }
   if (outbox.length > 0) {
     const mailer = mailerFromSettings(settings, db, clock);
     const sending = (async () => {

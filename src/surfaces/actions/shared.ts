@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { resolveAuthContract, enforceAuthContract, type AuthContract, type AuthDecision } from '../../actions/auth-contract.js';
+import { BUILT_IN_AUTH, resolveAuthContract, enforceAuthContract, type AuthContract, type AuthDecision } from '../../actions/auth-contract.js';
 import type { Action } from '../../actions/define.js';
 import { actionRegistry } from '../../actions/index.js';
 import { actionError } from '../../http/errors.js';
@@ -34,7 +34,13 @@ export function isPublished(services: Services, action: Action): boolean {
  * the action's contract resolved against this surface's defaults.
  */
 export async function admit(request: FastifyRequest, action: Action, surfaceDefaults: AuthContract): Promise<AuthDecision | null> {
-  if (!action.descriptor.requires_session) return null;
+  if (!action.descriptor.requires_session) {
+    if (!action.descriptor.auth.requires_browser_session) return null;
+    // A sessionless action for website visitors (passkey sign-in): no user is needed, but the request must
+    // be a browser session, signed in or not, with its CSRF proof; API keys are refused.
+    const principal = await request.authenticate();
+    return enforceAuthContract(principal, { ...BUILT_IN_AUTH, requires_browser_session: true, allow_guest: true, session_write: action.descriptor.auth.session_write ?? false });
+  }
   const principal = await request.authenticate();
   return enforceAuthContract(principal, resolveAuthContract(action.descriptor.auth, surfaceDefaults));
 }

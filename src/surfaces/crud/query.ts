@@ -1,6 +1,6 @@
 import { type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
-import type { Model, RecordViewer, Row } from '../../models/define.js';
+import type { Model, Row, ViewableReader } from '../../models/define.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { openRowsExpression } from '../../tiers/gate-context.js';
 import { transactionError } from '../../http/errors.js';
@@ -59,6 +59,7 @@ export function parseCollectionParams(model: Model, query: Record<string, unknow
 interface ListingValues extends Record<string, unknown> {
   userId: number | null;
   permission: number;
+  tierLevel: number | null;
   now: Date;
   ownerId: number | null;
   level: number | null;
@@ -88,7 +89,7 @@ function scopedQuery(db: Kysely<DB>, model: Model, shape: ListingShape, v: Listi
   shape.filterNames.forEach((name, i) => {
     q = model.filters![name]!.apply(q, (v.filterValues as unknown[])[i]);
   });
-  if (shape.viewable) q = q.where((eb) => model.viewable!(eb, { current_user_id: v.userId, current_user_permission: v.permission }, v.now));
+  if (shape.viewable) q = q.where((eb) => model.viewable!(eb, readerOf(v)));
   if (shape.open !== 'none') q = q.where(openRowsExpression(model, shape.open === 'level', v.level, v.openNow));
   return q;
 }
@@ -142,6 +143,7 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
   const values: ListingValues = {
     userId: params.reader?.viewer.current_user_id ?? null,
     permission: params.reader?.viewer.current_user_permission ?? 0,
+    tierLevel: params.reader?.tierLevel ?? null,
     now: params.reader?.now ?? new Date(0),
     ownerId: scope.kind === 'owner' ? scope.userId : null,
     level: open?.level ?? null,
@@ -165,16 +167,19 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
 const TOTAL = '__num_results';
 
 /** Whose is-viewable check a read applies: a non-staff reader's, at the request's time. */
-export interface RowReader {
-  viewer: RecordViewer;
-  now: Date;
-}
+export type RowReader = ViewableReader;
 
 interface RowParams extends Record<string, unknown> {
   id: number;
   userId: number | null;
   permission: number;
+  tierLevel: number | null;
   now: Date;
+}
+
+/** The reader as an is-viewable check sees it, from a statement's parameters (stand-ins when compiling). */
+function readerOf(p: { userId: number | null; permission: number; tierLevel: number | null; now: Date }): ViewableReader {
+  return { viewer: { current_user_id: p.userId, current_user_permission: p.permission }, tierLevel: p.tierLevel, now: p.now };
 }
 
 /** loadRow's statement per model and variant, compiled once (it runs on every single read). */
@@ -189,7 +194,7 @@ function rowQuery(model: Model, forUpdate: boolean, viewable: boolean) {
     query = preparedQuery((db, p: RowParams) => {
       let q: AnySelect = anyDb(db).selectFrom(model.table).select(Object.keys(model.columns)).where(model.primaryKey, '=', p.id);
       if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
-      if (viewable) q = q.where((eb) => model.viewable!(eb, { current_user_id: p.userId, current_user_permission: p.permission }, p.now));
+      if (viewable) q = q.where((eb) => model.viewable!(eb, readerOf(p)));
       if (forUpdate) q = q.forUpdate();
       return q as SelectQueryBuilder<any, any, Row>;
     });
@@ -208,6 +213,7 @@ export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdat
     id,
     userId: reader?.viewer.current_user_id ?? null,
     permission: reader?.viewer.current_user_permission ?? 0,
+    tierLevel: reader?.tierLevel ?? null,
     now: reader?.now ?? new Date(0),
   });
   return row;

@@ -12,7 +12,7 @@ import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { TierGate } from '../../tiers/gate-context.js';
 import { STAFF_PERMISSION } from '../../tiers/gating.js';
 import { exportRow } from './export.js';
-import { deleteRow, insertRow, loadCollection, loadRow, parseCollectionParams, updateRow } from './query.js';
+import { deleteRow, insertRow, loadCollection, loadRow, parseCollectionParams, updateRow, type RowReader } from './query.js';
 import { stampTimes, updateRecord } from './write.js';
 
 type Verb = 'read' | 'write';
@@ -35,15 +35,26 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     return model;
   }
 
-  /** Authentication runs after the class resolves, so an unknown class is a 404 like any unknown path. */
-  async function context(request: FastifyRequest, capability: 'read' | 'write' | 'delete'): Promise<ModelContext> {
+  /**
+   * Authentication runs after the class resolves, so an unknown class is a 404 like any unknown path. A
+   * model written by staff only (exposure.writableBy) is, to anyone else, a class not exposed for the
+   * verb: the same 404, before the key's capability is looked at.
+   */
+  async function context(request: FastifyRequest, model: Model, capability: 'read' | 'write' | 'delete'): Promise<ModelContext> {
     const principal = await request.authenticate();
     if (!principal.user) throw authError(401, 'Authentication required');
+    if (capability !== 'read' && model.exposure.writableBy === 'staff' && principal.user.usr_permission < STAFF_PERMISSION) throw noEndpoint(request);
     requireCapability(principal, capability);
     const viewer = { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission };
     const tierReader = services.tiers.readerFor(request);
     const tierGate = new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }, (userId) => tierReader.getUserTier(userId));
     return { db, clock, settings, viewer, tierGate };
+  }
+
+  /** Whose is-viewable check a read applies: none for staff, who see every row. */
+  async function rowReader(model: Model, ctx: ModelContext): Promise<RowReader | undefined> {
+    if (!model.viewable || ctx.viewer.current_user_permission >= STAFF_PERMISSION) return undefined;
+    return { viewer: ctx.viewer, tierLevel: await ctx.tierGate!.viewerLevel(), now: clock.now() };
   }
 
   function parseId(model: Model, raw: string): number {
@@ -71,11 +82,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   async function readOne(request: FastifyRequest<{ Params: ItemParams }>, className: string) {
     const model = resource(request, className, 'read');
     request.logAction = `${model.className}:read`;
-    const ctx = await context(request, 'read');
+    const ctx = await context(request, model, 'read');
     // Soft delete, then the is-viewable check (a row the reader may not see is not found), then the
     // per-record check; tier gating, the last check, shapes the export.
-    const reader = ctx.viewer.current_user_permission >= STAFF_PERMISSION ? undefined : { viewer: ctx.viewer, now: clock.now() };
-    const row = await loadRow(db, model, parseId(model, request.params.id), false, reader);
+    const row = await loadRow(db, model, parseId(model, request.params.id), false, await rowReader(model, ctx));
     if (!row) throw transactionError(`${model.className} not found`);
     await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
@@ -84,10 +94,10 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   async function readMany(request: FastifyRequest<{ Querystring: Record<string, unknown> }>, className: string) {
     const model = resource(request, className, 'read');
     request.logAction = `${model.className}:list`;
-    const ctx = await context(request, 'read');
+    const ctx = await context(request, model, 'read');
     const params = parseCollectionParams(model, request.query ?? {});
     const staff = ctx.viewer.current_user_permission >= STAFF_PERMISSION;
-    if (!staff) params.reader = { viewer: ctx.viewer, now: clock.now() };
+    params.reader = await rowReader(model, ctx);
     // With tier_gate_hide_from_listings, rows the viewer cannot open are not listed (nor counted).
     if (model.gate && !staff && settings.bool('tier_gate_hide_from_listings')) {
       params.openRowsFor = { level: await ctx.tierGate!.viewerLevel(), now: clock.now() };
@@ -101,7 +111,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   async function create(request: FastifyRequest, className: string) {
     const model = resource(request, className, 'write');
     request.logAction = `${model.className}:create`;
-    const ctx = await context(request, 'write');
+    const ctx = await context(request, model, 'write');
     const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
     const values = sanitizeInput(model, body);
     // The owner is the caller, whatever the input says (the user model owns itself: nothing to stamp).
@@ -120,7 +130,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   async function update(request: FastifyRequest<{ Params: ItemParams; Querystring: Record<string, unknown> }>, className: string) {
     const model = resource(request, className, 'write');
     request.logAction = `${model.className}:update`;
-    const ctx = await context(request, 'write');
+    const ctx = await context(request, model, 'write');
     const id = parseId(model, request.params.id);
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
@@ -137,7 +147,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   async function remove(request: FastifyRequest<{ Params: ItemParams }>, className: string) {
     const model = resource(request, className, 'write');
     request.logAction = `${model.className}:delete`;
-    const ctx = await context(request, 'delete');
+    const ctx = await context(request, model, 'delete');
     const id = parseId(model, request.params.id);
     const deleteColumn = model.deleteColumn;
     if (!deleteColumn && !model.deleteRemovesRow) throw noEndpoint(request);

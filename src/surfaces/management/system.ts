@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { Services } from '../../services.js';
+import { nextDueTime } from '../../tasks/scheduler.js';
 
 /** Space on the filesystem holding DATA_DIR (its nearest existing ancestor, before the first start). */
 export async function diskUsage(dataDir: string): Promise<Record<string, number> | null> {
@@ -81,16 +82,24 @@ export async function cronHealth(services: Pick<Services, 'db' | 'clock' | 'sche
   const nowMs = services.clock.nowMs();
   const registered = services.scheduler.tasks.map((task) => {
     const run = byName.get(task.name);
+    // A task with a period from settings runs once per period (0: never), not on each wake.
+    const period = task.periodSeconds?.();
     let status: CronStatus = 'never_run';
     if (run?.tsk_last_start_time) {
-      if (nowMs - run.tsk_last_start_time.getTime() > 2 * task.intervalSeconds * 1000) status = 'overdue';
+      const last = { start: run.tsk_last_start_time, outcome: run.tsk_last_outcome ?? 'error' };
+      const due = period === undefined ? null : nextDueTime(period, last, services.clock.now());
+      const overdue =
+        period === undefined
+          ? nowMs - last.start.getTime() > 2 * task.intervalSeconds * 1000
+          : due !== null && nowMs - due.getTime() > 2 * task.intervalSeconds * 1000;
+      if (overdue) status = 'overdue';
       else status = run.tsk_last_outcome === 'success' ? 'ok' : 'failing';
     }
     return {
       name: task.name,
       description: task.description,
       registered: true,
-      interval_seconds: task.intervalSeconds,
+      interval_seconds: period === undefined ? task.intervalSeconds : period > 0 ? period : null,
       status,
       last_start_time: run?.tsk_last_start_time ?? null,
       last_end_time: run?.tsk_last_end_time ?? null,

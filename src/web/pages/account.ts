@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { mayActOn } from '../../accounts/authority.js';
 import { verifyLogin } from '../../accounts/login.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -107,7 +108,7 @@ export function accountPages(web: FastifyInstance, services: Services): void {
       ? await db.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where('usr_user_id', '=', targetId).where('usr_delete_time', 'is', null).executeTakeFirst()
       : undefined;
     if (!target) return sendPage(reply, page(viewer, 'Not found', html`<div class="card"><p class="error">No such user.</p></div>`), 404);
-    if (target.usr_permission > viewer.user.usr_permission) {
+    if (!mayActOn(viewer.user, target)) {
       return sendPage(reply, page(viewer, 'Forbidden', html`<div class="card"><p class="error">You cannot sign in as a user with more permission than yours.</p></div>`), 403);
     }
     const { cookieValue, session } = await webSessions.signIn(viewer.session, target.usr_user_id, { loginAsBy: viewer.user.usr_user_id });

@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { cartLines } from '../../actions/store/cart-state.js';
 import type { DB } from '../../db/types.js';
+import { formatMoney } from '../../lib/money.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
 import { ORDER_STATUS } from '../../store/orders.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html } from '../html.js';
-import { formatMoney } from './subscription.js';
 
 const STATUS_TEXT: Record<number, { key: string; label: string }> = {
   [ORDER_STATUS.pending]: { key: 'pending', label: 'Waiting for payment confirmation' },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
+import { formatMoney } from '../../lib/money.js';
 import type { Services } from '../../services.js';
 import { isStoreBilled, storeActive } from '../../store/lifecycle/refusals.js';
 import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary } from '../../store/lifecycle/summary.js';
@@ -39,15 +40,6 @@ interface TierOption {
   period: string | null;
   tierName: string;
   tierLevel: number;
-}
-
-export function formatMoney(minor: number | null, currency: string): string {
-  if (minor === null) return '—';
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() }).format(minor / 100);
-  } catch {
-    return `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
-  }
 }
 
 const perPeriod = (period: string | null) => (period && PERIOD_WORDS[period] ? ` per ${PERIOD_WORDS[period]}` : '');

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { ApiKeyInputError, createMachineKey, normaliseIpRestriction, revokeKey, type IssuedKey } from '../../../accounts/api-keys.js';
+import { mayActOn } from '../../../accounts/authority.js';
 import { formatTimestamp, parseTimestamp } from '../../../lib/time.js';
 import type { Services } from '../../../services.js';
 import { bodyField, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
@@ -20,7 +21,12 @@ interface CreateForm {
 const EMPTY: CreateForm = { owner_email: '', permission: '3', name: '', ip_restriction: '', start_time: '', expires_time: '', active: true };
 const fmt = (d: Date | null) => (d ? formatTimestamp(d) : '—');
 
-/** Admin API Keys: every key (machine and session), create machine keys (secret shown once), deactivate, revoke. */
+/**
+ * Admin API Keys: every key (machine and session), create machine keys (secret shown once), deactivate,
+ * revoke. A key acts as its owner, so creating or changing one is acting on the owner's account: staff
+ * may not do it for an account with more permission than theirs (a superadmin's key passes the
+ * management gates).
+ */
 export function apiKeysAdminPage(web: FastifyInstance, services: Services): void {
   const { db, clock } = services;
 
@@ -28,7 +34,7 @@ export function apiKeysAdminPage(web: FastifyInstance, services: Services): void
     const keys = await db
       .selectFrom('apk_api_keys')
       .innerJoin('usr_users', 'usr_user_id', 'apk_usr_user_id')
-      .select(['apk_api_key_id', 'apk_public_key', 'apk_type', 'apk_name', 'apk_permission', 'apk_last_used_time', 'apk_expires_time', 'apk_is_active', 'apk_delete_time', 'usr_email'])
+      .select(['apk_api_key_id', 'apk_public_key', 'apk_type', 'apk_name', 'apk_permission', 'apk_last_used_time', 'apk_expires_time', 'apk_is_active', 'apk_delete_time', 'usr_email', 'usr_user_id', 'usr_permission'])
       .orderBy('apk_api_key_id', 'desc')
       .limit(500)
       .execute();
@@ -37,7 +43,7 @@ export function apiKeysAdminPage(web: FastifyInstance, services: Services): void
       return html`<tr data-key="${k.apk_public_key}">
   <td>${k.usr_email}</td><td>${k.apk_type}</td><td>${k.apk_name ?? ''}</td><td>${k.apk_permission}</td>
   <td>${fmt(k.apk_last_used_time)}</td><td>${fmt(k.apk_expires_time)}</td><td class="state">${state}</td>
-  <td>${k.apk_delete_time
+  <td>${k.apk_delete_time || !viewer.user || !mayActOn(viewer.user, k)
     ? ''
     : html`<form class="inline" method="post" action="/admin/api-keys/${k.apk_api_key_id}/${k.apk_is_active ? 'deactivate' : 'activate'}">${tokenInput(viewer, 'api-keys')}<button class="link" type="submit">${k.apk_is_active ? 'Deactivate' : 'Activate'}</button></form>
        · <form class="inline" method="post" action="/admin/api-keys/${k.apk_api_key_id}/revoke">${tokenInput(viewer, 'api-keys')}<button class="link" type="submit" data-action="revoke">Revoke</button></form>`}</td>
@@ -97,9 +103,11 @@ ${issued
     };
     const errors: Record<string, string> = {};
     const owner = form.owner_email
-      ? await db.selectFrom('usr_users').select('usr_user_id').where(sql<string>`lower(usr_email)`, '=', form.owner_email.toLowerCase()).where('usr_delete_time', 'is', null).executeTakeFirst()
+      ? await db.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where(sql<string>`lower(usr_email)`, '=', form.owner_email.toLowerCase()).where('usr_delete_time', 'is', null).executeTakeFirst()
       : undefined;
     if (!owner) errors.owner_email = form.owner_email ? 'No user has that email.' : 'Enter the email of the user the key acts as.';
+    const forbidden = owner !== undefined && !mayActOn(viewer.user, owner);
+    if (forbidden) errors.owner_email = 'You cannot create a key for a user with more permission than yours.';
     const permission = Number(form.permission);
     if (![1, 2, 3, 4].includes(permission)) errors.permission = 'Choose a permission from 1 to 4.';
     if (form.name.length > 100) errors.name = 'At most 100 characters.';
@@ -113,7 +121,7 @@ ${issued
     const expires = form.expires_time ? parseTimestamp(form.expires_time) : null;
     if (form.expires_time && !expires) errors.expires_time = 'Use YYYY-MM-DD HH:MM:SS (UTC).';
     if (start && expires && expires <= start) errors.expires_time = 'The expiry must be after the start.';
-    if (Object.keys(errors).length > 0) return render(viewer, form, errors, undefined, 400, reply);
+    if (Object.keys(errors).length > 0) return render(viewer, form, errors, undefined, forbidden ? 403 : 400, reply);
     try {
       const issued = await createMachineKey(db, {
         userId: owner!.usr_user_id,
@@ -139,6 +147,15 @@ ${issued
     const { id, op } = request.params as { id: string; op: string };
     const keyId = Number(id);
     if (!Number.isInteger(keyId) || !['activate', 'deactivate', 'revoke'].includes(op)) return reply.code(404).send('Not found');
+    const owner = await db
+      .selectFrom('apk_api_keys')
+      .innerJoin('usr_users', 'usr_user_id', 'apk_usr_user_id')
+      .select(['usr_user_id', 'usr_permission'])
+      .where('apk_api_key_id', '=', keyId)
+      .executeTakeFirst();
+    if (owner && !mayActOn(viewer.user, owner)) {
+      return sendViewerPage(reply, viewer, 'Forbidden', html`${adminNav()}<div class="card"><p class="error">You cannot change a key of a user with more permission than yours.</p></div>`, 403);
+    }
     const now = clock.now();
     if (op === 'revoke') await revokeKey(db, keyId, now);
     else

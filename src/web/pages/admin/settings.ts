@@ -3,23 +3,44 @@ import type { SettingDefinition } from '../../../settings/definitions.js';
 import { SettingError, settingDefinition, validateSettingValue } from '../../../settings/registry.js';
 import type { Services } from '../../../services.js';
 import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
+import { flashNotice, setFlash, takeFlash, type Flash } from '../../flash.js';
 import { html } from '../../html.js';
 import { adminNav } from './nav.js';
 
-/** The six subscription behaviour settings, then the gate settings, in the order the screen shows them. */
-export const SUBSCRIPTION_SCREEN_SETTINGS = [
-  'subscription_downgrades_enabled',
-  'subscription_downgrade_timing',
-  'subscription_cancellation_enabled',
-  'subscription_cancellation_timing',
-  'subscription_reactivation_enabled',
-  'subscription_cancellation_prorate',
-  'tier_upgrade_url',
-  'tier_gate_preview_length',
-  'tier_gate_hide_from_listings',
+/** The screen's sections, in order: the store switches, the six subscription behaviour settings, the gate settings. */
+const SECTIONS = [
+  {
+    id: 'store-switches',
+    title: 'Store',
+    help: 'The store is open only while both switches are on. Closed, nothing is sold and no billing code runs: tiers, levels, manual membership, features and content gating keep working, and payment-provider callbacks are verified and logged but change no one’s tier.',
+    names: ['products_active', 'subscriptions_active'],
+  },
+  {
+    id: 'subscription-behaviour',
+    title: 'Subscriptions',
+    help: 'What members may do with their own subscription.',
+    names: [
+      'subscription_downgrades_enabled',
+      'subscription_downgrade_timing',
+      'subscription_cancellation_enabled',
+      'subscription_cancellation_timing',
+      'subscription_reactivation_enabled',
+      'subscription_cancellation_prorate',
+    ],
+  },
+  { id: 'gating', title: 'Content gating', help: 'What a visitor below an item’s tier level sees.', names: ['tier_upgrade_url', 'tier_gate_preview_length', 'tier_gate_hide_from_listings'] },
 ] as const;
 
+export const SUBSCRIPTION_SCREEN_SETTINGS: readonly string[] = SECTIONS.flatMap((s) => s.names);
+
+const HELP: Record<string, string> = {
+  products_active: 'With the other switch on: checkout is open, and the cart’s Check out and the pricing page’s Choose buttons are shown.',
+  subscriptions_active: 'With the other switch on: purchases and renewals from the four billing sources grant tiers, expiry, cancellations and refunds remove them, and members can change or cancel their subscription.',
+};
+
 const LABELS: Record<string, string> = {
+  products_active: 'Sell products (products_active)',
+  subscriptions_active: 'Sell subscriptions (subscriptions_active)',
   subscription_downgrades_enabled: 'Members may downgrade',
   subscription_downgrade_timing: 'Downgrades take effect',
   subscription_cancellation_enabled: 'Members may cancel',
@@ -56,16 +77,25 @@ function parsePosted(def: SettingDefinition, raw: string): unknown {
 export function subscriptionSettingsPage(web: FastifyInstance, services: Services): void {
   const { settings } = services;
 
-  const render = (viewer: Viewer, values: Record<string, unknown>, errors: Record<string, string>, saved: boolean) =>
+  const storeState = () =>
+    services.store.active()
+      ? html`<p class="notice" id="store-state">The store is open: products and subscriptions are on sale.</p>`
+      : html`<p class="help" id="store-state">The store is closed: nothing is sold until both switches are on.</p>`;
+
+  const render = (viewer: Viewer, values: Record<string, unknown>, errors: Record<string, string>, flash: Flash | null) =>
     html`${adminNav()}
-${saved ? html`<p class="notice" role="status" id="settings-saved">Settings saved.</p>` : ''}
+${flashNotice(flash)}
 ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was saved: fix the fields marked below.</p>` : ''}
 <div class="card"><form method="post" action="/admin/settings/subscriptions" novalidate>
   ${tokenInput(viewer, 'subscription-settings')}
-  ${SUBSCRIPTION_SCREEN_SETTINGS.map((name) => {
+  ${SECTIONS.map(
+    (section) => html`<h2 id="${section.id}">${section.title}</h2><p class="help">${section.help}</p>
+  ${section.id === 'store-switches' ? storeState() : ''}
+  ${section.names.map((name) => {
     const def = settingDefinition(name)!;
-    return fieldBlock(name, LABELS[name] ?? name, control(def, values[name]), errors[name], def.description);
-  })}
+    return fieldBlock(name, LABELS[name] ?? name, control(def, values[name]), errors[name], HELP[name] ?? def.description);
+  })}`,
+  )}
   <button class="primary" type="submit">Save settings</button>
 </form></div>`;
 
@@ -74,7 +104,7 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was sa
   web.get('/admin/settings/subscriptions', async (request, reply) => {
     const viewer = await guardPage(request, reply, services, 5);
     if (!viewer) return reply;
-    return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, current(), {}, false));
+    return sendViewerPage(reply, viewer, 'Store and subscription settings', render(viewer, current(), {}, await takeFlash(services.db, viewer.session)));
   });
 
   web.post('/admin/settings/subscriptions', async (request, reply) => {
@@ -99,12 +129,14 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was sa
       }
     }
     if (Object.keys(errors).length > 0) {
-      return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, values, errors, false), 400);
+      return sendViewerPage(reply, viewer, 'Store and subscription settings', render(viewer, values, errors, null), 400);
     }
     // Every value was checked first, so the writes cannot fail half-way on bad input.
     await services.db.transaction().execute(async (trx) => {
       for (const [name, value] of accepted) await settings.set(name, value, trx);
     });
-    return sendViewerPage(reply, viewer, 'Subscription settings', render(viewer, current(), {}, true));
+    // POST-redirect-GET: the notice travels in the session, so reloading the page does not post again or show it twice.
+    await setFlash(services.db, viewer.session, { id: 'settings-saved', text: 'Settings saved.' });
+    return reply.redirect('/admin/settings/subscriptions', 303);
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import { mayActOn } from '../../../accounts/authority.js';
 import { formatTimestamp } from '../../../lib/time.js';
 import type { Services } from '../../../services.js';
 import { TierInputError } from '../../../tiers/errors.js';
@@ -119,6 +120,10 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
     const refuse = (error: string) => render(reply, viewer, tier, { q, error, status: 400 });
     if (userId === null) return refuse('Choose a user from the search results.');
     if (!tier.sbt_is_active) return refuse('This tier is inactive: activate it before adding members.');
+    const target = await db.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where('usr_user_id', '=', userId).executeTakeFirst();
+    if (target && !mayActOn(viewer.user, target)) {
+      return render(reply, viewer, tier, { q, error: 'You cannot change the tier of a user with more permission than yours.', status: 403 });
+    }
     try {
       await services.tiers.membership.assignManually(userId, tier.sbt_subscription_tier_id, viewer.user.usr_user_id);
     } catch (e) {
@@ -139,22 +144,25 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
     const userId = /^\d{1,9}$/.test(rawUser) ? Number(rawUser) : null;
     // Only a member of this tier is removed here: the user row is locked (as the membership service
     // does) before membership is checked, so a concurrent change cannot slip in between.
-    const removed =
-      userId !== null &&
-      (await db.transaction().execute(async (trx) => {
-        const user = await trx.selectFrom('usr_users').select('usr_user_id').where('usr_user_id', '=', userId).forUpdate().executeTakeFirst();
-        if (!user) return false;
-        const member = await trx
-          .selectFrom('grm_group_members')
-          .select('grm_group_member_id')
-          .where('grm_foreign_key_id', '=', userId)
-          .where('grm_sbt_subscription_tier_id', '=', tier.sbt_subscription_tier_id)
-          .executeTakeFirst();
-        if (!member) return false;
-        await services.tiers.membership.within(trx).assignManually(userId, null, viewer.user.usr_user_id);
-        return true;
-      }));
-    if (!removed) return render(reply, viewer, tier, { membersError: 'That user is not a member of this tier.', status: 400 });
+    const outcome: 'removed' | 'not_member' | 'forbidden' =
+      userId === null
+        ? 'not_member'
+        : await db.transaction().execute(async (trx) => {
+            const user = await trx.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where('usr_user_id', '=', userId).forUpdate().executeTakeFirst();
+            if (!user) return 'not_member';
+            if (!mayActOn(viewer.user, user)) return 'forbidden';
+            const member = await trx
+              .selectFrom('grm_group_members')
+              .select('grm_group_member_id')
+              .where('grm_foreign_key_id', '=', userId)
+              .where('grm_sbt_subscription_tier_id', '=', tier.sbt_subscription_tier_id)
+              .executeTakeFirst();
+            if (!member) return 'not_member';
+            await services.tiers.membership.within(trx).assignManually(userId, null, viewer.user.usr_user_id);
+            return 'removed';
+          });
+    if (outcome === 'forbidden') return render(reply, viewer, tier, { membersError: 'You cannot change the tier of a user with more permission than yours.', status: 403 });
+    if (outcome === 'not_member') return render(reply, viewer, tier, { membersError: 'That user is not a member of this tier.', status: 400 });
     return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members?removed=1`, 303);
   });
 }

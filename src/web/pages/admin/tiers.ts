@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureValue } from '../../../db/types.js';
+import { BYTE_SIZE_HELP, formatByteSize, parseByteSize } from '../../../lib/byte-size.js';
 import type { Services } from '../../../services.js';
 import { TierInputError } from '../../../tiers/errors.js';
 import type { FeatureDefinition } from '../../../tiers/feature-registry.js';
 import { createTier, updateTier, type Tier } from '../../../tiers/tiers.js';
+import { flashNotice, setFlash, takeFlash, type Flash } from '../../flash.js';
 import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { html, type SafeHtml } from '../../html.js';
 import { adminNav } from './nav.js';
@@ -24,8 +26,22 @@ type Errors = Record<string, string>;
 const FORM_NAME = 'tier-edit';
 export const featureFieldId = (key: string) => `feature_${key}`;
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1) + (message.endsWith('.') ? '' : '.');
-const showValue = (v: FeatureValue) => (typeof v === 'boolean' ? (v ? 'on' : 'off') : typeof v === 'string' ? (v === '' ? '(empty)' : `"${v}"`) : String(v));
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+
+/** A tier's internal name: an identifier, as the tier's group and every API client use it. */
+export const TIER_NAME_RE = /^[a-z0-9_]+$/;
+
+/** Integer features whose key says they count bytes (drive_storage_bytes): typed with a unit, stored as bytes. */
+export const isByteFeature = (def: FeatureDefinition) => def.type === 'integer' && def.key.endsWith('_bytes');
+
+export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
+  if (typeof v === 'boolean') return v ? 'on' : 'off';
+  if (typeof v === 'string') return v === '' ? '(empty)' : `"${v}"`;
+  return def && isByteFeature(def) ? formatByteSize(v) : String(v);
+}
+
+/** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
+export const featureInUse = (services: Services, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
 
 function formFromTier(tier: Tier | null, definitions: FeatureDefinition[]): TierForm {
   const stored = (tier?.sbt_features ?? {}) as Record<string, unknown>;
@@ -35,7 +51,7 @@ function formFromTier(tier: Tier | null, definitions: FeatureDefinition[]): Tier
     const v = stored[def.key];
     if (def.type === 'boolean') {
       if (typeof v === 'boolean') features[def.key] = v;
-    } else if (typeof v === (def.type === 'integer' ? 'number' : 'string')) features[def.key] = String(v);
+    } else if (typeof v === (def.type === 'integer' ? 'number' : 'string')) features[def.key] = isByteFeature(def) ? formatByteSize(v as number) : String(v);
   }
   return {
     sbt_name: tier?.sbt_name ?? '',
@@ -72,13 +88,19 @@ function formFromRequest(request: FastifyRequest, definitions: FeatureDefinition
 function parseForm(form: TierForm, services: Services): { errors: Errors; features: Record<string, FeatureValue> } {
   const errors: Errors = {};
   if (form.sbt_name === '') errors.sbt_name = 'Enter the tier’s internal name.';
+  else if (!TIER_NAME_RE.test(form.sbt_name)) errors.sbt_name = 'Use only lower-case letters, digits and underscores, for example premium_plus.';
   if (form.sbt_display_name === '') errors.sbt_display_name = 'Enter the name members see.';
-  if (!/^-?\d{1,10}$/.test(form.sbt_tier_level)) errors.sbt_tier_level = 'Enter a whole number (higher is a better tier).';
+  if (/^-\d+$/.test(form.sbt_tier_level)) errors.sbt_tier_level = 'The level cannot be negative: use 0 or more (higher is a better tier).';
+  else if (!/^\d{1,10}$/.test(form.sbt_tier_level) || Number(form.sbt_tier_level) > 2147483647) errors.sbt_tier_level = 'Enter a whole number of 0 or more (higher is a better tier).';
   const features: Record<string, FeatureValue> = {};
   for (const def of services.tiers.registry.all()) {
     if (!has(form.features, def.key)) continue;
     const v = form.features[def.key]!;
-    if (def.type === 'integer') {
+    if (isByteFeature(def)) {
+      const size = parseByteSize(String(v));
+      if ('error' in size) errors[featureFieldId(def.key)] = size.error;
+      else features[def.key] = size.value;
+    } else if (def.type === 'integer') {
       if (!/^-?\d{1,16}$/.test(String(v)) || !Number.isSafeInteger(Number(v))) errors[featureFieldId(def.key)] = 'Enter a whole number.';
       else features[def.key] = Number(v);
     } else features[def.key] = v;
@@ -105,6 +127,9 @@ function serviceErrors(e: TierInputError): Errors {
 function featureControl(def: FeatureDefinition, value: string | boolean | undefined): SafeHtml {
   const id = featureFieldId(def.key);
   if (def.type === 'boolean') return checkboxInput(id, value === undefined ? def.default === true : value === true);
+  if (isByteFeature(def)) {
+    return html`<input id="${id}" name="${id}" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" placeholder="${showValue(def.default, def)}" value="${value === undefined ? '' : String(value)}">`;
+  }
   if (def.type === 'integer') {
     return html`<input id="${id}" name="${id}" type="number" step="1" ${def.min !== undefined ? html`min="${def.min}"` : ''} ${def.max !== undefined ? html`max="${def.max}"` : ''} placeholder="${String(def.default)}" value="${value === undefined ? '' : String(value)}">`;
   }
@@ -112,27 +137,53 @@ function featureControl(def: FeatureDefinition, value: string | boolean | undefi
 }
 
 function featureHelp(def: FeatureDefinition): string {
+  const bound = (n: number) => showValue(n, def);
   const bounds =
-    def.min !== undefined && def.max !== undefined ? ` From ${def.min} to ${def.max}.` : def.min !== undefined ? ` At least ${def.min}.` : def.max !== undefined ? ` At most ${def.max}.` : '';
+    def.min !== undefined && def.max !== undefined
+      ? ` From ${bound(def.min)} to ${bound(def.max)}.`
+      : def.min !== undefined
+        ? ` At least ${bound(def.min)}.`
+        : def.max !== undefined
+          ? ` At most ${bound(def.max)}.`
+          : '';
   const unset = def.type === 'boolean' ? '' : ' Leave empty for no explicit value.';
-  return `${def.description}${def.description.endsWith('.') || def.description === '' ? '' : '.'} Fallback when the tier has no value: ${showValue(def.default)}.${bounds}${unset}`;
+  const units = isByteFeature(def) ? ` ${BYTE_SIZE_HELP}` : '';
+  return `${def.description}${def.description.endsWith('.') || def.description === '' ? '' : '.'} Fallback when the tier has no value: ${showValue(def.default, def)}.${bounds}${unset}${units}`;
 }
 
-/** The declared features grouped by where they come from: core first, then each plugin. */
-function featureSections(definitions: FeatureDefinition[], form: TierForm, errors: Errors): SafeHtml[] {
+/**
+ * The declared features grouped by where they come from: core first, then each plugin. An inactive
+ * plugin's features are folded away (still posted with the form, so their values are kept), unless one
+ * of them has an error to show.
+ */
+function featureSections(definitions: FeatureDefinition[], form: TierForm, errors: Errors, services: Services): SafeHtml[] {
   const sources = [...new Set(definitions.map((d) => d.source))];
-  return sources.map((source) => html`<fieldset class="features" data-source="${source}"><legend>${source === 'core' ? 'Core features' : `Plugin: ${source}`}</legend>
-${definitions.filter((d) => d.source === source).map((def) => fieldBlock(featureFieldId(def.key), `${def.label} (${def.key})`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)))}
-</fieldset>`);
+  return sources.map((source) => {
+    const defs = definitions.filter((d) => d.source === source);
+    const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${def.label} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
+    if (source === 'core' || services.plugins.isActive(source)) {
+      return html`<fieldset class="features" data-source="${source}"><legend>${source === 'core' ? 'Core features' : `Plugin: ${source}`}</legend>
+${fields}
+</fieldset>`;
+    }
+    const open = defs.some((d) => errors[featureFieldId(d.key)] !== undefined);
+    return html`<details class="features" data-source="${source}" data-inactive ${open ? html`open` : ''}><summary>Plugin: ${source} (inactive, ${defs.length} feature${defs.length === 1 ? '' : 's'})</summary>
+<p class="help">This plugin is not active, so its features have no effect until it is. Values set here are kept.</p>
+${fields}
+</details>`;
+  });
 }
 
-/** The feature coverage audit for one stored tier: declared features it has no explicit value for. */
-function coverageWarning(tier: Tier, definitions: FeatureDefinition[]): SafeHtml {
+/**
+ * The feature coverage audit for one stored tier: features in use (core and active plugins) it has no
+ * explicit value for. An inactive plugin's features are left out: they do nothing until it is active.
+ */
+function coverageWarning(tier: Tier, definitions: FeatureDefinition[], services: Services): SafeHtml {
   const stored = (tier.sbt_features ?? {}) as Record<string, unknown>;
-  const missing = definitions.filter((d) => !has(stored, d.key));
+  const missing = definitions.filter((d) => featureInUse(services, d) && !has(stored, d.key));
   if (missing.length === 0) return html``;
   return html`<div class="card" id="coverage-warning" role="status" style="background:#fff7e0;border-color:#f0d58c"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
-<ul>${missing.map((d) => html`<li data-feature="${d.key}">${d.label} (${d.key}) — fallback ${showValue(d.default)}</li>`)}</ul></div>`;
+<ul>${missing.map((d) => html`<li data-feature="${d.key}">${d.label} (<code class="ident">${d.key}</code>) — fallback ${showValue(d.default, d)}</li>`)}</ul></div>`;
 }
 
 export function tierEditPages(web: FastifyInstance, services: Services): void {
@@ -147,24 +198,24 @@ export function tierEditPages(web: FastifyInstance, services: Services): void {
     return /^\d{1,9}$/.test(raw) ? Number(raw) : null;
   }
 
-  function renderForm(reply: FastifyReply, viewer: Viewer, tier: Tier | null, form: TierForm, errors: Errors, opts: { saved?: boolean; status?: number } = {}) {
+  function renderForm(reply: FastifyReply, viewer: Viewer, tier: Tier | null, form: TierForm, errors: Errors, opts: { flash?: Flash | null; status?: number } = {}) {
     const definitions = registry.all();
     const action = tier ? `/admin/tiers/${tier.sbt_subscription_tier_id}` : '/admin/tiers/new';
     const body = html`${adminNav()}
 <p><a href="/admin/tiers">← All tiers</a>${tier ? html` · <a href="/admin/tiers/${tier.sbt_subscription_tier_id}/members">Members</a>` : ''}</p>
-${opts.saved ? html`<p class="notice" role="status" id="tier-saved">Tier saved.</p>` : ''}
+${flashNotice(opts.flash ?? null)}
 ${Object.keys(errors).length ? html`<p class="error" role="alert" id="form-error">${errors.form ?? 'Nothing was saved: fix the fields marked below.'}</p>` : ''}
-${tier ? coverageWarning(tier, definitions) : ''}
+${tier ? coverageWarning(tier, definitions, services) : ''}
 <div class="card"><form method="post" action="${action}" novalidate>
   ${tokenInput(viewer, FORM_NAME)}
-  ${fieldBlock('sbt_name', 'Name (internal identifier)', html`<input id="sbt_name" name="sbt_name" type="text" maxlength="100" value="${form.sbt_name}">`, errors.sbt_name, 'For example basic, premium, pro. The tier’s group has the same name.')}
+  ${fieldBlock('sbt_name', 'Name (internal identifier)', html`<input id="sbt_name" name="sbt_name" type="text" maxlength="100" autocapitalize="none" autocomplete="off" spellcheck="false" style="font-family:monospace" value="${form.sbt_name}">`, errors.sbt_name, 'Lower-case letters, digits and underscores, for example basic, premium, pro_yearly. The tier’s group has the same name.')}
   ${fieldBlock('sbt_display_name', 'Display name', html`<input id="sbt_display_name" name="sbt_display_name" type="text" maxlength="100" value="${form.sbt_display_name}">`, errors.sbt_display_name)}
-  ${fieldBlock('sbt_tier_level', 'Level', html`<input id="sbt_tier_level" name="sbt_tier_level" type="number" step="1" value="${form.sbt_tier_level}">`, errors.sbt_tier_level, 'Higher means a better tier, for example 10, 20, 30.')}
+  ${fieldBlock('sbt_tier_level', 'Level', html`<input id="sbt_tier_level" name="sbt_tier_level" type="number" step="1" min="0" value="${form.sbt_tier_level}">`, errors.sbt_tier_level, '0 or more; higher means a better tier, for example 10, 20, 30.')}
   ${fieldBlock('sbt_description', 'Description', html`<textarea id="sbt_description" name="sbt_description" rows="4">
 ${form.sbt_description}</textarea>`, errors.sbt_description)}
   ${fieldBlock('sbt_is_active', 'Active', checkboxInput('sbt_is_active', form.sbt_is_active), errors.sbt_is_active, 'Inactive tiers cannot be assigned or purchased.')}
   <h2>Features</h2>
-  ${definitions.length === 0 ? html`<p>No features are declared.</p>` : featureSections(definitions, form, errors)}
+  ${definitions.length === 0 ? html`<p>No features are declared.</p>` : featureSections(definitions, form, errors, services)}
   <button class="primary" type="submit">${tier ? 'Save tier' : 'Create tier'}</button>
 </form></div>`;
     return sendViewerPage(reply, viewer, tier ? `Tier: ${tier.sbt_display_name}` : 'New tier', body, opts.status ?? 200);
@@ -195,7 +246,8 @@ ${form.sbt_description}</textarea>`, errors.sbt_description)}
           sbt_features: features,
         },
       );
-      return reply.redirect(`/admin/tiers/${id}?saved=1`, 303);
+      await setFlash(db, viewer.session, { id: 'tier-saved', text: 'Tier created.' });
+      return reply.redirect(`/admin/tiers/${id}`, 303);
     } catch (e) {
       if (e instanceof TierInputError) return renderForm(reply, viewer, null, form, serviceErrors(e), { status: 400 });
       throw e;
@@ -208,8 +260,7 @@ ${form.sbt_description}</textarea>`, errors.sbt_description)}
     const id = tierId(request);
     const tier = id === null ? undefined : await loadTier(id);
     if (!tier) return sendViewerPage(reply, viewer, 'Not found', html`${adminNav()}<div class="card"><p>There is no such tier.</p></div>`, 404);
-    const saved = (request.query as Record<string, unknown>).saved === '1';
-    return renderForm(reply, viewer, tier, formFromTier(tier, registry.all()), {}, { saved });
+    return renderForm(reply, viewer, tier, formFromTier(tier, registry.all()), {}, { flash: await takeFlash(db, viewer.session) });
   });
 
   web.post('/admin/tiers/:id', async (request, reply) => {
@@ -233,7 +284,8 @@ ${form.sbt_description}</textarea>`, errors.sbt_description)}
         sbt_is_active: form.sbt_is_active,
         sbt_features: features,
       });
-      return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}?saved=1`, 303);
+      await setFlash(db, viewer.session, { id: 'tier-saved', text: 'Tier saved.' });
+      return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}`, 303);
     } catch (e) {
       if (e instanceof TierInputError) return renderForm(reply, viewer, tier, form, serviceErrors(e), { status: 400 });
       throw e;

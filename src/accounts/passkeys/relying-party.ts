@@ -1,0 +1,14 @@
+/** The WebAuthn relying party: its id is the public origin's host name, its origin the origin itself (BASE_URL). */
+export interface RelyingParty {
+  id: string;
+  origin: string;
+  name: string;
+}
+
+export function relyingPartyOf(baseUrl: string, siteName: string): RelyingParty {
+  const url = new URL(baseUrl);
+  return { id: url.hostname, origin: url.origin, name: siteName || 'Gatehouse' };
+}
+
+/** COSE algorithms we accept (DESIGN 10): ES256 and RS256. */
+export const SUPPORTED_ALGORITHMS = [-7, -257];

@@ -1,0 +1,75 @@
+import { sql } from 'kysely';
+import type { DriveGrantRole } from '../../db/types.js';
+import { recordChange } from '../../drive/changes.js';
+import { validationError } from '../../http/errors.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { liveGrants, sharesOf } from './sharing.js';
+import { lockOwner, resolveItem, targetOf } from './tree.js';
+
+const ROLES: readonly DriveGrantRole[] = ['viewer', 'editor'];
+/** More grantees than anyone shares one item with by hand; bounds the statement sizes. */
+const MAX_GRANTEES = 200;
+
+/**
+ * Sets the whole grant set of a file or folder of the caller's: `grants` maps each grantee (a user id or
+ * an email address) to 'viewer' or 'editor'; anyone not named loses their grant. A grant on a folder
+ * reaches everything inside it. Editors may rename, move and upload into what they edit (the owner is
+ * billed); viewers only read.
+ */
+export default defineAction({
+  name: 'drive_share_sync',
+  description: 'Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<user_id or email>": "viewer"|"editor"}; anyone left out is revoked',
+  requires_setting: 'drive_active',
+  mutates: true,
+  input: {
+    file_id: { type: 'int', min: 1 },
+    folder_id: { type: 'int', min: 1 },
+    grants: { type: 'object', required: true },
+  },
+  async run({ input, user, db, clock }) {
+    const me = actingUser(user);
+    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'owner');
+    const entries = Object.entries(input.grants);
+    if (entries.length > MAX_GRANTEES) throw validationError({ grants: `must name at most ${MAX_GRANTEES} people` });
+
+    // Who each key names: a live user, by id or by email.
+    const wanted = new Map<number, DriveGrantRole>();
+    for (const [key, role] of entries) {
+      if (typeof role !== 'string' || !ROLES.includes(role as DriveGrantRole)) throw validationError({ grants: `the role for '${key}' must be viewer or editor` });
+      const byId = /^\d{1,15}$/.test(key.trim());
+      const who = db.selectFrom('usr_users').select('usr_user_id').where('usr_delete_time', 'is', null);
+      const row = await (byId ? who.where('usr_user_id', '=', Number(key.trim())) : who.where(sql<string>`lower(usr_email)`, '=', key.trim().toLowerCase())).executeTakeFirst();
+      if (!row) throw validationError({ grants: byId ? `there is no user ${key.trim()}` : `there is no member with the email address ${key.trim()}` });
+      if (row.usr_user_id === item.ownerUserId) throw validationError({ grants: `'${key}' is the owner, who always has full access` });
+      wanted.set(row.usr_user_id, role as DriveGrantRole);
+    }
+
+    await lockOwner(db, item.ownerUserId);
+    const now = clock.now();
+    const current = await liveGrants(db, item);
+    let changed = false;
+    for (const g of current) {
+      const role = wanted.get(g.fga_usr_user_id);
+      if (role === undefined) {
+        await db.updateTable('fga_file_access_grants').set({ fga_delete_time: now, fga_update_time: now }).where('fga_file_access_grant_id', '=', g.fga_file_access_grant_id).execute();
+        changed = true;
+      } else if (role !== g.fga_role) {
+        await db.updateTable('fga_file_access_grants').set({ fga_role: role, fga_update_time: now }).where('fga_file_access_grant_id', '=', g.fga_file_access_grant_id).execute();
+        changed = true;
+      }
+      wanted.delete(g.fga_usr_user_id);
+    }
+    for (const [userId, role] of wanted) {
+      await db
+        .insertInto('fga_file_access_grants')
+        .values({ ...(item.kind === 'file' ? { fga_fil_file_id: item.id } : { fga_fol_folder_id: item.id }), fga_usr_user_id: userId, fga_role: role, fga_create_time: now, fga_update_time: now })
+        .execute();
+      changed = true;
+    }
+    if (changed) {
+      await recordChange(db, { ownerUserId: item.ownerUserId, kind: 'share', time: now, ...(item.kind === 'file' ? { fileId: item.id } : { folderId: item.id }) });
+    }
+    return { data: { ...(await sharesOf(db, item, now)) }, message: changed ? 'Sharing updated.' : 'Sharing unchanged.' };
+  },
+});

@@ -1,0 +1,37 @@
+import { recordChange } from '../../drive/changes.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { itemOutput, lockOwner, resolveItem, targetOf } from './tree.js';
+
+/**
+ * Moves a file or folder to the trash (its owner or an editor may). A trashed folder takes everything
+ * inside it along: hidden from listings and from grantees until it is restored. Trashed files still count
+ * toward the owner's quota until they are deleted forever. Trashing what is already in the trash changes
+ * nothing.
+ */
+export default defineAction({
+  name: 'drive_trash',
+  description: 'Move a Drive file (file_id) or folder (folder_id) to the trash',
+  requires_setting: 'drive_active',
+  mutates: true,
+  input: {
+    file_id: { type: 'int', min: 1 },
+    folder_id: { type: 'int', min: 1 },
+  },
+  async run({ input, user, db, clock }) {
+    const me = actingUser(user);
+    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
+    if (!item.inTrash) {
+      await lockOwner(db, item.ownerUserId);
+      const now = clock.now();
+      if (item.kind === 'folder') {
+        await db.updateTable('fol_folders').set({ fol_is_trashed: true, fol_trash_time: now, fol_update_time: now }).where('fol_folder_id', '=', item.id).execute();
+        await recordChange(db, { ownerUserId: item.ownerUserId, folderId: item.id, kind: 'trash', time: now });
+      } else {
+        await db.updateTable('fil_files').set({ fil_is_trashed: true, fil_trash_time: now, fil_update_time: now }).where('fil_file_id', '=', item.id).execute();
+        await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'trash', time: now });
+      }
+    }
+    return { data: await itemOutput(db, item.kind, item.id), message: `"${item.name}" is in the trash.` };
+  },
+});

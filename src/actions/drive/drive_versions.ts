@@ -1,0 +1,20 @@
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { fileOutput, resolveItem } from './tree.js';
+import { versionsOf } from './versions.js';
+
+/** A file and its kept earlier versions (newest first); anyone who may see the file may see them. */
+export default defineAction({
+  name: 'drive_versions',
+  description: 'The kept earlier versions of a Drive file (file_id), newest first',
+  requires_setting: 'drive_active',
+  mutates: false,
+  input: {
+    file_id: { type: 'int', required: true, min: 1 },
+  },
+  async run({ input, user, db }) {
+    const me = actingUser(user);
+    const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'read');
+    return { data: { file: await fileOutput(db, item.id, item.inTrash), versions: await versionsOf(db, item.id) } };
+  },
+});

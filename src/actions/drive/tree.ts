@@ -1,0 +1,236 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { canEdit, fileAccess, folderAccess, type DriveRole } from '../../drive/access.js';
+import { loadDriveFile, type DriveFile } from '../../drive/files.js';
+import { lockOwnerQuota } from '../../drive/quota.js';
+import { businessError, validationError } from '../../http/errors.js';
+import { formatTimestamp } from '../../lib/time.js';
+import { activeFeatureRegistry, TierFeatureReader } from '../../tiers/index.js';
+import { isUniqueViolation } from '../../tiers/errors.js';
+
+// What the Drive actions share: refusals, the file-or-folder target, the owner-or-grant check with the
+// trash state of the folders above, the folder tree (ancestors, descendants) and the folder output.
+//
+// Trash: trashing a folder marks that folder only; everything below it is hidden with it (a grantee sees
+// none of it, live listings skip it) and comes back when it is restored. An item is "in the trash" when it
+// or any folder above it is trashed; outputs report that as is_trashed.
+
+/** The refusal reasons the Drive actions give (422 ActionError, data.reason). */
+export type DriveRefusal =
+  | 'not_found'
+  | 'forbidden'
+  | 'name_taken'
+  | 'cycle'
+  | 'too_deep'
+  | 'not_trashed'
+  | 'links_unavailable'
+  | 'quota_exceeded';
+
+export function driveRefusal(reason: DriveRefusal, message: string, data: Record<string, unknown> = {}) {
+  return businessError(message, { reason, ...data });
+}
+
+/** The one answer for an item that does not exist or that the caller may not see: no existence oracle. */
+export const notFound = (what = 'file or folder') => driveRefusal('not_found', `That ${what} does not exist`);
+
+/** Guards the recursive walks; moves keep every tree within drive_max_folder_depth, far below this. */
+const MAX_WALK = 1000;
+
+export interface ChainFolder {
+  id: number;
+  name: string;
+  parentId: number | null;
+  ownerUserId: number;
+  isTrashed: boolean;
+}
+
+/** The live folder and every folder above it, nearest first; empty when the folder does not exist. */
+export async function folderChain(db: Kysely<DB>, folderId: number): Promise<ChainFolder[]> {
+  const { rows } = await sql<{ id: number; name: string; parent: number | null; owner: number; trashed: boolean }>`
+    with recursive chain(id, name, parent, owner, trashed, depth) as (
+      select fol_folder_id, fol_name, fol_fol_folder_id_parent, fol_usr_user_id, fol_is_trashed, 1 from fol_folders
+        where fol_folder_id = ${folderId} and fol_delete_time is null
+      union all
+      select f.fol_folder_id, f.fol_name, f.fol_fol_folder_id_parent, f.fol_usr_user_id, f.fol_is_trashed, c.depth + 1
+        from fol_folders f join chain c on f.fol_folder_id = c.parent
+        where f.fol_delete_time is null and c.depth < ${MAX_WALK}
+    )
+    select id, name, parent, owner, trashed from chain order by depth`.execute(db);
+  return rows.map((r) => ({ id: Number(r.id), name: r.name, parentId: r.parent === null ? null : Number(r.parent), ownerUserId: Number(r.owner), isTrashed: r.trashed }));
+}
+
+/** The live folder and every live folder below it, each with its distance below the folder (0: itself). */
+export async function folderSubtree(db: Kysely<DB>, folderId: number): Promise<Array<{ id: number; depth: number }>> {
+  const { rows } = await sql<{ id: number; depth: number }>`
+    with recursive sub(id, depth) as (
+      select fol_folder_id, 0 from fol_folders where fol_folder_id = ${folderId} and fol_delete_time is null
+      union all
+      select f.fol_folder_id, s.depth + 1 from fol_folders f join sub s on f.fol_fol_folder_id_parent = s.id
+        where f.fol_delete_time is null and s.depth < ${MAX_WALK}
+    )
+    select id, depth from sub`.execute(db);
+  return rows.map((r) => ({ id: Number(r.id), depth: Number(r.depth) }));
+}
+
+export type TargetKey = { kind: 'file'; id: number } | { kind: 'folder'; id: number };
+
+/** The `file_id` or `folder_id` of an action's input: exactly one of them. */
+export function targetOf(input: { file_id?: number | null; folder_id?: number | null }): TargetKey {
+  const file = input.file_id ?? null;
+  const folder = input.folder_id ?? null;
+  if ((file === null) === (folder === null)) {
+    throw validationError({ file_id: 'give either file_id or folder_id', folder_id: 'give either file_id or folder_id' });
+  }
+  return file !== null ? { kind: 'file', id: file } : { kind: 'folder', id: folder! };
+}
+
+/** A file or folder as the caller may reach it. */
+export interface DriveItem {
+  kind: 'file' | 'folder';
+  id: number;
+  name: string;
+  ownerUserId: number;
+  /** The folder holding it; null at its owner's root. */
+  parentId: number | null;
+  role: DriveRole;
+  /** Trashed itself. */
+  selfTrashed: boolean;
+  /** Trashed itself or inside a trashed folder. */
+  inTrash: boolean;
+  /** The folders above it, nearest first. */
+  ancestors: ChainFolder[];
+}
+
+/** What the caller must be able to do: see it, change it (owner or editor), or administer it (owner). */
+export type DriveNeed = 'read' | 'edit' | 'owner';
+
+const FORBIDDEN: Record<Exclude<DriveNeed, 'read'>, string> = {
+  edit: 'You can only view this item',
+  owner: 'Only the owner can do that',
+};
+
+/**
+ * Resolves a target for the caller: not_found when it does not exist for them (no grant, or in the trash
+ * and not theirs), forbidden when they may see it but not do what is asked.
+ */
+export async function resolveItem(db: Kysely<DB>, userId: number, target: TargetKey, need: DriveNeed): Promise<DriveItem> {
+  const access = target.kind === 'file' ? await fileAccess(db, userId, target.id) : await folderAccess(db, userId, target.id);
+  if (!access) throw notFound(target.kind);
+  const row =
+    target.kind === 'file'
+      ? await db.selectFrom('fil_files').select(['fil_name as name', 'fil_fol_folder_id as parent']).where('fil_file_id', '=', target.id).executeTakeFirstOrThrow()
+      : await db.selectFrom('fol_folders').select(['fol_name as name', 'fol_fol_folder_id_parent as parent']).where('fol_folder_id', '=', target.id).executeTakeFirstOrThrow();
+  const ancestors = row.parent === null ? [] : await folderChain(db, row.parent);
+  const inTrash = access.isTrashed || ancestors.some((f) => f.isTrashed);
+  if (access.role !== 'owner' && inTrash) throw notFound(target.kind);
+  if (need === 'edit' && !canEdit(access.role)) throw driveRefusal('forbidden', FORBIDDEN.edit);
+  if (need === 'owner' && access.role !== 'owner') throw driveRefusal('forbidden', FORBIDDEN.owner);
+  return {
+    kind: target.kind,
+    id: target.id,
+    name: row.name ?? '',
+    ownerUserId: access.ownerUserId,
+    parentId: row.parent,
+    role: access.role,
+    selfTrashed: access.isTrashed,
+    inTrash,
+    ancestors,
+  };
+}
+
+/** A folder as actions return it (DESIGN 9). */
+export interface DriveFolder {
+  folder_id: number;
+  name: string;
+  parent_id: number | null;
+  create_time: string;
+  update_time: string;
+}
+
+export function selectFolders(db: Kysely<DB>) {
+  return db
+    .selectFrom('fol_folders')
+    .select(['fol_folder_id', 'fol_name', 'fol_fol_folder_id_parent', 'fol_create_time', 'fol_update_time'])
+    .where('fol_delete_time', 'is', null);
+}
+
+type FolderRow = Awaited<ReturnType<ReturnType<typeof selectFolders>['executeTakeFirstOrThrow']>>;
+
+export function toDriveFolder(row: FolderRow): DriveFolder {
+  return {
+    folder_id: row.fol_folder_id,
+    name: row.fol_name,
+    parent_id: row.fol_fol_folder_id_parent,
+    create_time: formatTimestamp(row.fol_create_time),
+    update_time: formatTimestamp(row.fol_update_time),
+  };
+}
+
+export async function loadFolder(db: Kysely<DB>, folderId: number): Promise<DriveFolder> {
+  return toDriveFolder(await selectFolders(db).where('fol_folder_id', '=', folderId).executeTakeFirstOrThrow());
+}
+
+/** The file's output, with is_trashed true also when a folder above it is in the trash. */
+export async function fileOutput(db: Kysely<DB>, fileId: number, folderInTrash: boolean): Promise<DriveFile> {
+  const file = await loadDriveFile(db, fileId);
+  if (!file) throw notFound('file');
+  return folderInTrash ? { ...file, is_trashed: true } : file;
+}
+
+/** The output of a resolved item after a change: `{file}` or `{folder}`. */
+export async function itemOutput(db: Kysely<DB>, kind: 'file' | 'folder', id: number): Promise<{ file: DriveFile } | { folder: DriveFolder }> {
+  if (kind === 'folder') return { folder: await loadFolder(db, id) };
+  const row = await db.selectFrom('fil_files').select('fil_fol_folder_id').where('fil_file_id', '=', id).executeTakeFirstOrThrow();
+  const above = row.fil_fol_folder_id === null ? [] : await folderChain(db, row.fil_fol_folder_id);
+  return { file: await fileOutput(db, id, above.some((f) => f.isTrashed)) };
+}
+
+/** A file or folder name: no path separators or control characters, not '.' or '..'. */
+export function checkName(name: string, field = 'name'): string {
+  const trimmed = name.trim();
+  if (trimmed === '') throw validationError({ [field]: 'is required' });
+  // eslint-disable-next-line no-control-regex
+  if (/[/\\\u0000-\u001f\u007f]/.test(trimmed)) throw validationError({ [field]: 'must not contain slashes or control characters' });
+  if (trimmed === '.' || trimmed === '..') throw validationError({ [field]: "must not be '.' or '..'" });
+  return trimmed;
+}
+
+/** Whether a live, untrashed folder of that owner already has this name beside `parentId`. */
+export async function folderNameTaken(db: Kysely<DB>, ownerUserId: number, parentId: number | null, name: string, exceptFolderId?: number): Promise<boolean> {
+  let q = db
+    .selectFrom('fol_folders')
+    .select('fol_folder_id')
+    .where('fol_usr_user_id', '=', ownerUserId)
+    .where('fol_name', '=', name)
+    .where('fol_delete_time', 'is', null)
+    .where('fol_is_trashed', '=', false);
+  q = parentId === null ? q.where('fol_fol_folder_id_parent', 'is', null) : q.where('fol_fol_folder_id_parent', '=', parentId);
+  if (exceptFolderId !== undefined) q = q.where('fol_folder_id', '<>', exceptFolderId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export const nameTaken = (name: string) => driveRefusal('name_taken', `A folder named "${name}" already exists there`, { name });
+
+/** Runs a folder write; the sibling-name index's violation (a concurrent twin) becomes name_taken. */
+export async function folderWrite<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (isUniqueViolation(e)) throw nameTaken(name);
+    throw e;
+  }
+}
+
+/**
+ * Holds the owner's Drive lock (the per-owner quota lock) until the transaction ends. Every change to an
+ * owner's Drive takes it before writing, so the owner's change feed commits in cursor order and a quota
+ * decision sees the other writes.
+ */
+export async function lockOwner(trx: Kysely<DB>, ownerUserId: number): Promise<void> {
+  await lockOwnerQuota(trx, ownerUserId);
+}
+
+/** A feature reader for one action (the tier read once). */
+export function tierReader(db: Kysely<DB>): TierFeatureReader {
+  return new TierFeatureReader(db, activeFeatureRegistry());
+}

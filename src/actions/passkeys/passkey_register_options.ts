@@ -1,0 +1,56 @@
+import { generateRegistrationOptions } from '@simplewebauthn/server';
+import { verifySecret } from '../../accounts/passwords.js';
+import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { passkeysOf } from '../../accounts/passkeys/credentials.js';
+import { SUPPORTED_ALGORITHMS } from '../../accounts/passkeys/relying-party.js';
+import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
+import { businessError, validationError } from '../../http/errors.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { BROWSER_ONLY, relyingParty, webOf } from './shared.js';
+
+/**
+ * Begins enrolling a passkey. The first one needs the account password; once the user has one, a passkey
+ * step-up within passkey_stepup_window_seconds. Registration always asks for the PRF extension, so the
+ * vault can later use the passkey as an unlocker.
+ */
+export default defineAction({
+  name: 'passkey_register_options',
+  description: 'Begin enrolling a passkey (the first needs current_password, later ones a recent step-up)',
+  auth: BROWSER_ONLY,
+  mutates: true,
+  input: { current_password: { type: 'password', max_length: 255 } },
+  async run({ input, user, principal, db, clock, settings, session, web, recordFailedAuth }) {
+    const me = actingUser(user);
+    const w = webOf(web);
+    // A staff member signed in as this member must not leave a credential of their own on the account.
+    if (principal?.loginAsBy) throw businessError('Passkeys cannot be enrolled while signed in on behalf of a member', { reason: 'login_as' });
+    const existing = await passkeysOf(db, me.usr_user_id);
+    if (existing.length === 0) {
+      if (!input.current_password) throw validationError({ current_password: 'is required to enroll your first passkey' });
+      const row = await db.selectFrom('usr_users').select('usr_password').where('usr_user_id', '=', me.usr_user_id).executeTakeFirstOrThrow();
+      if (!row.usr_password || !(await verifySecret(row.usr_password, input.current_password))) {
+        await recordFailedAuth();
+        throw validationError({ current_password: 'is incorrect' });
+      }
+    } else if (!hasRecentStepUp(session, me.usr_user_id, clock, settings.int('passkey_stepup_window_seconds'))) {
+      throw businessError('Confirm with one of your passkeys first', { reason: 'stepup_required' });
+    }
+    const rp = relyingParty(w, settings);
+    const options = await generateRegistrationOptions({
+      rpName: rp.name,
+      rpID: rp.id,
+      userName: me.usr_email,
+      userDisplayName: [me.usr_first_name, me.usr_last_name].filter(Boolean).join(' ') || me.usr_email,
+      userID: new TextEncoder().encode(`gatehouse-user-${me.usr_user_id}`),
+      attestationType: 'none',
+      timeout: 300_000,
+      excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+      authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+      supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
+      extensions: { prf: {} } as never,
+    });
+    await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'register', challenge: options.challenge, userId: me.usr_user_id });
+    return { data: options as unknown as Record<string, unknown> };
+  },
+});

@@ -1,0 +1,31 @@
+import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { passkeysOf } from '../../accounts/passkeys/credentials.js';
+import { businessError } from '../../http/errors.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { BROWSER_ONLY, relyingParty, webOf } from './shared.js';
+
+/** Begins a step-up: the signed-in user confirms presence with one of their own passkeys. */
+export default defineAction({
+  name: 'passkey_stepup_options',
+  description: 'Begin a passkey step-up confirmation',
+  auth: BROWSER_ONLY,
+  mutates: true,
+  input: {},
+  async run({ user, db, clock, settings, web }) {
+    const me = actingUser(user);
+    const w = webOf(web);
+    const own = await passkeysOf(db, me.usr_user_id);
+    if (own.length === 0) throw businessError('You have no passkey to confirm with', { reason: 'no_passkeys' });
+    const rp = relyingParty(w, settings);
+    const options = await generateAuthenticationOptions({
+      rpID: rp.id,
+      userVerification: 'preferred',
+      timeout: 300_000,
+      allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    });
+    await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'stepup', challenge: options.challenge, userId: me.usr_user_id });
+    return { data: options as unknown as Record<string, unknown> };
+  },
+});

@@ -1,0 +1,400 @@
+// Drive page: every change goes through the shared serviceApi client (the drive_* actions), and uploads
+// through the chunk endpoints (PUT /api/v1/drive_upload/{token} with Content-Range). A chunk that fails
+// (a dropped connection, a lost answer) is recovered by asking the server how much it holds
+// (GET /api/v1/drive_upload/{token} -> received_bytes) and continuing from there. After a change the page
+// reloads, so the listing is always the server's.
+document.addEventListener('DOMContentLoaded', function () {
+  'use strict';
+  var root = document.getElementById('drive');
+  if (!root) return;
+  var folderId = root.getAttribute('data-folder-id') ? Number(root.getAttribute('data-folder-id')) : null;
+  var result = document.getElementById('result');
+  var MAX_ATTEMPTS = 6;
+
+  function say(message) {
+    result.textContent = message || '';
+  }
+
+  function fail(err) {
+    say(err && err.message ? err.message : String(err));
+  }
+
+  function reloadWith(done) {
+    var url = new URL(window.location.href);
+    if (done) url.searchParams.set('done', done);
+    else url.searchParams.delete('done');
+    window.location.assign(url.toString());
+  }
+
+  function target(el) {
+    var item = el.closest('[data-kind]');
+    var kind = item.getAttribute('data-kind');
+    var id = Number(item.getAttribute('data-id'));
+    return { kind: kind, id: id, name: item.getAttribute('data-name'), key: kind === 'folder' ? { folder_id: id } : { file_id: id } };
+  }
+
+  function formatBytes(n) {
+    if (n < 1024) return n + ' B';
+    var units = ['KB', 'MB', 'GB', 'TB'];
+    var v = n;
+    var i = -1;
+    do {
+      v /= 1024;
+      i++;
+    } while (v >= 1024 && i < units.length - 1);
+    return (v >= 10 ? v.toFixed(0) : v.toFixed(1)) + ' ' + units[i];
+  }
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === 'text') node.textContent = attrs[k];
+      else node.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { node.appendChild(c); });
+    return node;
+  }
+
+  // ---- Dialogs -------------------------------------------------------------------------------------
+  var openDialog = null;
+  function showDialog(id) {
+    closeDialog();
+    openDialog = document.getElementById(id);
+    openDialog.hidden = false;
+    var first = openDialog.querySelector('input, select, button');
+    if (first) first.focus();
+  }
+  function closeDialog() {
+    if (openDialog) openDialog.hidden = true;
+    openDialog = null;
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('[data-close]'), function (b) {
+    b.addEventListener('click', closeDialog);
+  });
+  document.addEventListener('keydown', function (e) {
+    if (e.key === 'Escape') closeDialog();
+  });
+
+  // ---- Uploads -------------------------------------------------------------------------------------
+  var bar = document.getElementById('upload-progress');
+  var barText = document.getElementById('upload-text');
+  var panel = document.getElementById('upload-panel');
+
+  function progress(done, total) {
+    bar.max = total || 1;
+    bar.value = done;
+    var pct = total ? Math.floor((done / total) * 100) : 100;
+    barText.textContent = pct + '% (' + formatBytes(done) + ' of ' + formatBytes(total) + ')';
+  }
+
+  function csrfHeaders() {
+    return { 'x-service-csrf': window.serviceApi.csrf(), accept: 'application/json' };
+  }
+
+  function uploadUrl(token) {
+    return '/api/v1/drive_upload/' + encodeURIComponent(token);
+  }
+
+  // One chunk [start, end) as a PUT; resolves with the server's received_bytes.
+  function putChunk(token, file, start, end) {
+    return new Promise(function (resolve, reject) {
+      var xhr = new XMLHttpRequest();
+      xhr.open('PUT', uploadUrl(token));
+      var headers = csrfHeaders();
+      Object.keys(headers).forEach(function (k) { xhr.setRequestHeader(k, headers[k]); });
+      xhr.setRequestHeader('content-type', 'application/octet-stream');
+      xhr.setRequestHeader('content-range', 'bytes ' + start + '-' + (end - 1) + '/' + file.size);
+      xhr.upload.onprogress = function (e) { progress(start + e.loaded, file.size); };
+      xhr.onload = function () {
+        var body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
+        if (xhr.status >= 200 && xhr.status < 300) {
+          var got = body && body.data && typeof body.data.received_bytes === 'number' ? body.data.received_bytes : end;
+          return resolve(got);
+        }
+        var err = new Error((body && body.error) || 'Upload failed with status ' + xhr.status);
+        err.status = xhr.status;
+        err.data = (body && body.data) || {};
+        reject(err);
+      };
+      xhr.onerror = function () { reject(new Error('The connection was lost')); };
+      xhr.ontimeout = xhr.onerror;
+      xhr.send(file.slice(start, end));
+    });
+  }
+
+  function receivedBytes(token) {
+    return fetch(uploadUrl(token), { credentials: 'same-origin', headers: csrfHeaders() }).then(function (res) {
+      return res.json().then(function (body) {
+        if (!res.ok) {
+          var err = new Error(body.error || 'The upload is no longer available');
+          err.status = res.status;
+          throw err;
+        }
+        return body.data.received_bytes;
+      });
+    });
+  }
+
+  function wait(ms) {
+    return new Promise(function (resolve) { setTimeout(resolve, ms); });
+  }
+
+  // Sends every chunk from `offset`; a failure asks the server where it stands and goes on from there.
+  function sendFrom(token, file, chunk, offset, attempts) {
+    if (offset >= file.size) return Promise.resolve();
+    var end = Math.min(offset + chunk, file.size);
+    return putChunk(token, file, offset, end).then(function (got) {
+      return sendFrom(token, file, chunk, got, 0);
+    }, function (err) {
+      // 409: the server holds a different amount than we sent from; it says how much.
+      if (err.status === 409 && typeof err.data.received_bytes === 'number') {
+        return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1);
+      }
+      if (err.status && err.status !== 429 && err.status < 500) throw err;
+      if (attempts + 1 >= MAX_ATTEMPTS) throw err;
+      barText.textContent = 'Connection lost; resuming…';
+      return wait(Math.min(8000, 250 * Math.pow(2, attempts))).then(function () {
+        return receivedBytes(token);
+      }).then(function (got) {
+        return sendFrom(token, file, chunk, got, attempts + 1);
+      }, function (statusErr) {
+        if (statusErr.status === 404) throw statusErr;
+        return sendFrom(token, file, chunk, offset, attempts + 1);
+      });
+    });
+  }
+
+  function upload(file, into) {
+    panel.hidden = false;
+    document.getElementById('upload-name').textContent = file.name;
+    progress(0, file.size);
+    var init = { name: file.name, size_bytes: file.size, mime_type: file.type || 'application/octet-stream' };
+    Object.keys(into).forEach(function (k) { if (into[k] !== null) init[k] = into[k]; });
+    return window.serviceApi.post('drive_upload_init', init).then(function (started) {
+      if (started.deduped) return started;
+      return sendFrom(started.upload_token, file, started.chunk_bytes, 0, 0).then(function () {
+        return window.serviceApi.post('drive_upload_complete', { upload_token: started.upload_token });
+      });
+    }).then(function () {
+      progress(file.size, file.size);
+    });
+  }
+
+  var input = document.getElementById('upload-input');
+  if (input) {
+    input.addEventListener('change', function () {
+      var files = Array.prototype.slice.call(input.files);
+      if (files.length === 0) return;
+      say('');
+      input.disabled = true;
+      files.reduce(function (chain, file) {
+        return chain.then(function () { return upload(file, { folder_id: folderId }); });
+      }, Promise.resolve()).then(function () {
+        reloadWith('uploaded');
+      }, function (err) {
+        input.disabled = false;
+        input.value = '';
+        fail(err);
+      });
+    });
+  }
+
+  // ---- Folder, rename, trash ------------------------------------------------------------------------
+  var folderForm = document.getElementById('folder-form');
+  if (folderForm) {
+    folderForm.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var name = document.getElementById('folder-name').value;
+      var body = { name: name };
+      if (folderId !== null) body.parent_id = folderId;
+      window.serviceApi.post('drive_folder_create', body).then(function () { reloadWith('folder'); }, fail);
+    });
+  }
+
+  var renaming = null;
+  document.getElementById('rename-form').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var body = Object.assign({ name: document.getElementById('rename-name').value }, renaming.key);
+    window.serviceApi.post('drive_rename', body).then(function () { reloadWith('renamed'); }, fail);
+  });
+
+  var ops = {
+    rename: function (t) {
+      renaming = t;
+      document.getElementById('rename-name').value = t.name;
+      showDialog('rename-dialog');
+    },
+    trash: function (t) {
+      window.serviceApi.post('drive_trash', t.key).then(function () { reloadWith('trashed'); }, fail);
+    },
+    restore: function (t) {
+      window.serviceApi.post('drive_restore', t.key).then(function () { reloadWith('restored'); }, fail);
+    },
+    'delete': function (t) {
+      if (!window.confirm('Delete "' + t.name + '" forever? This cannot be undone.')) return;
+      window.serviceApi.post('drive_delete_forever', t.key).then(function () { reloadWith('deleted'); }, fail);
+    },
+    share: openShare,
+    links: openLinks,
+    versions: openVersions,
+  };
+
+  document.addEventListener('click', function (e) {
+    var button = e.target.closest && e.target.closest('button[data-op]');
+    if (!button) return;
+    say('');
+    ops[button.getAttribute('data-op')](target(button));
+  });
+
+  // ---- Share dialog ---------------------------------------------------------------------------------
+  var sharing = null;
+  var grantRows = document.getElementById('share-grants');
+
+  function roleSelect(role) {
+    var select = el('select', { 'class': 'share-role', 'aria-label': 'Role' }, [
+      el('option', { value: 'viewer', text: 'Can view' }),
+      el('option', { value: 'editor', text: 'Can edit' }),
+    ]);
+    select.value = role;
+    return select;
+  }
+
+  function grantRow(grantee, label, role) {
+    var remove = el('button', { type: 'button', 'class': 'link share-remove', text: 'Remove' });
+    var row = el('li', { 'class': 'grant', 'data-grantee': grantee }, [el('span', { 'class': 'grantee', text: label }), roleSelect(role), remove]);
+    remove.addEventListener('click', function () { row.remove(); });
+    return row;
+  }
+
+  function renderGrants(data) {
+    grantRows.textContent = '';
+    Object.keys(data.grants).forEach(function (uid) {
+      var who = data.grantees && data.grantees[uid];
+      grantRows.appendChild(grantRow(uid, who ? who.email : 'User ' + uid, data.grants[uid]));
+    });
+    document.getElementById('share-empty').hidden = grantRows.children.length > 0;
+  }
+
+  function openShare(t) {
+    sharing = t;
+    document.getElementById('share-title').textContent = 'Share "' + t.name + '"';
+    window.serviceApi.post('drive_shares', t.key).then(function (data) {
+      renderGrants(data);
+      showDialog('share-dialog');
+    }, fail);
+  }
+
+  document.getElementById('share-add').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var email = document.getElementById('share-email');
+    if (!email.value) return;
+    grantRows.appendChild(grantRow(email.value.trim(), email.value.trim(), document.getElementById('share-new-role').value));
+    document.getElementById('share-empty').hidden = true;
+    email.value = '';
+  });
+
+  document.getElementById('share-save').addEventListener('click', function () {
+    var grants = {};
+    Array.prototype.forEach.call(grantRows.querySelectorAll('.grant'), function (row) {
+      grants[row.getAttribute('data-grantee')] = row.querySelector('.share-role').value;
+    });
+    var status = document.getElementById('share-status');
+    status.textContent = '';
+    window.serviceApi.post('drive_share_sync', Object.assign({ grants: grants }, sharing.key)).then(function (data) {
+      renderGrants(data);
+      status.textContent = 'Sharing saved.';
+    }, function (err) {
+      status.textContent = err.message;
+    });
+  });
+
+  // ---- Links dialog ---------------------------------------------------------------------------------
+  var linking = null;
+  var linkRows = document.getElementById('link-list');
+
+  function renderLinks(links) {
+    linkRows.textContent = '';
+    links.forEach(function (link) {
+      var revoke = el('button', { type: 'button', 'class': 'link link-revoke', text: 'Revoke' });
+      var label = 'Link created ' + link.create_time + (link.expires_time ? ', expires ' + link.expires_time : ', no expiry') + (link.has_password ? ', password' : '');
+      var row = el('li', { 'class': 'share-link', 'data-link-id': String(link.link_id) }, [el('span', { text: label }), document.createTextNode(' '), revoke]);
+      revoke.addEventListener('click', function () {
+        window.serviceApi.post('drive_link_revoke', { link_id: link.link_id }).then(function () {
+          row.remove();
+          document.getElementById('links-empty').hidden = linkRows.children.length > 0;
+        }, function (err) { document.getElementById('link-status').textContent = err.message; });
+      });
+      linkRows.appendChild(row);
+    });
+    document.getElementById('links-empty').hidden = links.length > 0;
+  }
+
+  function openLinks(t) {
+    linking = t;
+    document.getElementById('links-title').textContent = 'Links to "' + t.name + '"';
+    document.getElementById('link-created').hidden = true;
+    document.getElementById('link-status').textContent = '';
+    window.serviceApi.post('drive_shares', t.key).then(function (data) {
+      renderLinks(data.links || []);
+      showDialog('links-dialog');
+    }, fail);
+  }
+
+  function contractTime(local) {
+    // <input type=datetime-local> is the viewer's local time; the API takes UTC 'YYYY-MM-DD HH:MM:SS'.
+    var d = new Date(local);
+    return d.toISOString().slice(0, 19).replace('T', ' ');
+  }
+
+  document.getElementById('link-form').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var body = { file_id: linking.id };
+    var expires = document.getElementById('link-expires').value;
+    var password = document.getElementById('link-password').value;
+    if (expires) body.expires_time = contractTime(expires);
+    if (password) body.password = password;
+    var status = document.getElementById('link-status');
+    status.textContent = '';
+    window.serviceApi.post('drive_link_create', body).then(function (link) {
+      var shown = document.getElementById('link-url');
+      shown.textContent = new URL(link.url, window.location.origin).toString();
+      document.getElementById('link-created').hidden = false;
+      document.getElementById('link-password').value = '';
+      return window.serviceApi.post('drive_shares', linking.key).then(function (data) { renderLinks(data.links || []); });
+    }).catch(function (err) { status.textContent = err.message; });
+  });
+
+  // ---- Versions dialog ------------------------------------------------------------------------------
+  var versioning = null;
+  var versionRows = document.getElementById('version-list');
+
+  function openVersions(t) {
+    versioning = t;
+    document.getElementById('versions-title').textContent = 'Versions of "' + t.name + '"';
+    document.getElementById('version-status').textContent = '';
+    window.serviceApi.post('drive_versions', t.key).then(function (data) {
+      versionRows.textContent = '';
+      data.versions.forEach(function (v) {
+        var restore = el('button', { type: 'button', 'class': 'link version-restore', text: 'Restore' });
+        restore.addEventListener('click', function () {
+          window.serviceApi.post('drive_version_restore', { file_id: t.id, version_id: v.version_id }).then(function () { reloadWith('version_restored'); }, function (err) {
+            document.getElementById('version-status').textContent = err.message;
+          });
+        });
+        versionRows.appendChild(el('li', { 'class': 'version', 'data-version-id': String(v.version_id) }, [
+          el('span', { text: v.create_time + ' · ' + formatBytes(v.size_bytes) }), document.createTextNode(' '), restore,
+        ]));
+      });
+      document.getElementById('versions-empty').hidden = data.versions.length > 0;
+      showDialog('versions-dialog');
+    }, fail);
+  }
+
+  document.getElementById('version-input').addEventListener('change', function () {
+    var file = this.files[0];
+    if (!file) return;
+    closeDialog();
+    upload(file, { file_id: versioning.id }).then(function () { reloadWith('uploaded'); }, fail);
+  });
+});

@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerPasskeyRevokeVeto } from '../../src/accounts/passkeys/vetoes.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
+import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+
+const ORIGIN = 'https://members.example.com';
+const RP_ID = 'members.example.com';
+const action = (name: string) => `/api/v1/action/${name}`;
+const PASSKEY_ACTIONS = [
+  'passkey_login_options',
+  'passkey_login_verify',
+  'passkey_register_options',
+  'passkey_register_verify',
+  'passkey_stepup_options',
+  'passkey_stepup_verify',
+  'passkey_rename',
+  'passkey_revoke',
+];
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ config: { baseUrl: ORIGIN } });
+});
+afterAll(async () => t.close());
+
+async function post(c: WebClient, name: string, payload: unknown = {}) {
+  return c.api('POST', action(name), { payload });
+}
+
+/** A signed-in member with one enrolled passkey. */
+async function memberWithPasskey(opts: { prf?: boolean } = {}) {
+  const u = await t.createUser();
+  const c = await signIn(t, u.email, u.password);
+  const auth = new SoftAuthenticator(ORIGIN, RP_ID, opts);
+  const options = await post(c, 'passkey_register_options', { current_password: u.password });
+  expect(options.statusCode).toBe(200);
+  const verified = await post(c, 'passkey_register_verify', { ...auth.register(options.json.data), label: 'Laptop' });
+  expect(verified.statusCode).toBe(200);
+  return { ...u, c, auth, passkeyId: verified.json.data.passkey.passkey_id as number };
+}
+
+async function stepUp(c: WebClient, auth: SoftAuthenticator) {
+  const options = await post(c, 'passkey_stepup_options');
+  expect(options.statusCode).toBe(200);
+  const res = await post(c, 'passkey_stepup_verify', auth.assert(options.json.data));
+  expect(res.statusCode).toBe(200);
+  return res;
+}
+
+describe('passkey actions are for browser sessions only', () => {
+  it('answers 403 AuthenticationError to API keys on every passkey action', async () => {
+    const { headers } = await t.keyHeaders();
+    for (const name of PASSKEY_ACTIONS) {
+      const res = await t.request({ method: 'POST', url: action(name), headers, payload: {} });
+      expect([name, res.statusCode, res.json.errortype]).toEqual([name, 403, 'AuthenticationError']);
+    }
+  });
+
+  it('publishes sign-in as sessionless and the rest as sessioned', async () => {
+    const { headers } = await t.keyHeaders();
+    const res = await t.request({ method: 'GET', url: '/api/v1/actions', headers });
+    expect(res.json.data.passkey_login_options.requires_session).toBe(false);
+    expect(res.json.data.passkey_login_verify.requires_session).toBe(false);
+    expect(res.json.data.passkey_login_verify.input.response).toEqual({ type: 'object', required: true });
+    for (const name of PASSKEY_ACTIONS.slice(2)) expect(res.json.data[name].requires_session).toBe(true);
+  });
+
+  it('refuses a browser session without its CSRF token', async () => {
+    const c = webClient(t);
+    await c.get('/login');
+    const res = await c.api('POST', action('passkey_login_options'), { csrf: null, payload: {} });
+    expect(res.statusCode).toBe(403);
+    expect(res.json.errortype).toBe('AuthenticationError');
+  });
+});
+
+describe('enrollment', () => {
+  it('needs the account password for the first passkey', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const missing = await post(c, 'passkey_register_options');
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json.errortype).toBe('ValidationError');
+    expect(missing.json.validation_errors.current_password).toBe('is required to enroll your first passkey');
+    const wrong = await post(c, 'passkey_register_options', { current_password: 'not-the-password' });
+    expect(wrong.statusCode).toBe(422);
+    expect(wrong.json.validation_errors.current_password).toBe('is incorrect');
+  });
+
+  it('asks for a resident ES256/RS256 credential with no attestation and the PRF extension, and stores it', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const options = await post(c, 'passkey_register_options', { current_password: u.password });
+    expect(options.statusCode).toBe(200);
+    const o = options.json.data;
+    expect(o.rp).toEqual({ name: 'Gatehouse', id: RP_ID });
+    expect(o.attestation).toBe('none');
+    expect(o.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toEqual([-7, -257]);
+    expect(o.authenticatorSelection.residentKey).toBe('preferred');
+    expect(o.extensions).toEqual({ prf: {} });
+    expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
+    const auth = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
+    const res = await post(c, 'passkey_register_verify', { ...auth.register(o), label: 'Phone' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data.passkey).toMatchObject({ label: 'Phone', prf_capable: true, last_used_time: null });
+    expect(Object.keys(res.json.data.passkey).sort()).toEqual(['create_time', 'label', 'last_used_time', 'passkey_id', 'prf_capable']);
+  });
+
+  it('records a credential that did not evaluate PRF as not PRF-capable, and gives it a default label', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const options = await post(c, 'passkey_register_options', { current_password: u.password });
+    const res = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(options.json.data));
+    expect(res.json.data.passkey).toMatchObject({ label: 'Passkey 1', prf_capable: false });
+  });
+
+  it('refuses an attestation made for another origin, and the challenge is spent after one try', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const options = await post(c, 'passkey_register_options', { current_password: u.password });
+    const evil = new SoftAuthenticator('https://evil.example', RP_ID).register(options.json.data);
+    const res = await post(c, 'passkey_register_verify', evil);
+    expect(res.statusCode).toBe(422);
+    expect(res.json.data.reason).toBe('verification_failed');
+    const again = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(options.json.data));
+    expect(again.statusCode).toBe(422);
+    expect(again.json.data.reason).toBe('no_ceremony');
+  });
+
+  it('needs a recent step-up for a second passkey, for passkey_stepup_window_seconds', async () => {
+    const m = await memberWithPasskey();
+    const refused = await post(m.c, 'passkey_register_options', { current_password: m.password });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json.data.reason).toBe('stepup_required');
+    const stepped = await stepUp(m.c, m.auth);
+    expect(stepped.json.data.stepped_up).toBe(true);
+    const second = await post(m.c, 'passkey_register_options');
+    expect(second.statusCode).toBe(200);
+    // The first passkey is excluded so the same authenticator is not enrolled twice.
+    expect(second.json.data.excludeCredentials.map((c: { id: string }) => c.id)).toEqual([m.auth.credentials[0]!.id]);
+    const other = new SoftAuthenticator(ORIGIN, RP_ID);
+    const added = await post(m.c, 'passkey_register_verify', { ...other.register(second.json.data), label: 'Key' });
+    expect(added.statusCode).toBe(200);
+    t.clock.advanceSeconds(301);
+    const late = await post(m.c, 'passkey_register_options');
+    expect(late.json.data.reason).toBe('stepup_required');
+  });
+
+  it('a step-up with another user\'s passkey is refused', async () => {
+    const a = await memberWithPasskey();
+    const b = await memberWithPasskey();
+    const options = await post(a.c, 'passkey_stepup_options');
+    const res = await post(a.c, 'passkey_stepup_verify', b.auth.assert(options.json.data));
+    expect(res.statusCode).toBe(422);
+    expect(res.json.data.reason).toBe('verification_failed');
+    expect((await post(a.c, 'passkey_register_options')).json.data.reason).toBe('stepup_required');
+  });
+
+  it('a step-up needs a passkey to confirm with', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const res = await post(c, 'passkey_stepup_options');
+    expect(res.statusCode).toBe(422);
+    expect(res.json.data.reason).toBe('no_passkeys');
+  });
+});
+
+describe('passwordless sign-in', () => {
+  it('signs a visitor in with a passkey, like /login: new session cookie, CSRF token and mirror cookie', async () => {
+    const m = await memberWithPasskey();
+    const visitor = webClient(t);
+    const page = await visitor.get('/login');
+    const guestCsrf = visitor.csrf();
+    expect(page.body).toContain('Sign in with a passkey');
+    const options = await post(visitor, 'passkey_login_options');
+    expect(options.statusCode).toBe(200);
+    expect(options.json.data.rpId).toBe(RP_ID);
+    expect(options.json.data.allowCredentials).toEqual([]);
+    const res = await post(visitor, 'passkey_login_verify', m.auth.assert(options.json.data));
+    expect(res.statusCode).toBe(200);
+    expect(res.json.data.user_id).toBe(m.userId);
+    expect(res.cookies.map((c) => c.name).sort()).toEqual(['gatehouse_session', 'service_api_csrf']);
+    expect(visitor.csrf()).not.toBe(guestCsrf);
+    const session = await visitor.api('GET', '/api/v1/auth/session');
+    expect(session.statusCode).toBe(200);
+    expect(session.json.data.user_id).toBe(m.userId);
+    const home = await visitor.get('/');
+    expect(home.body).toContain(`<meta name="service-api-csrf" content="${visitor.csrf()}">`);
+    // The passkey's last use is recorded and readable by its owner over CRUD.
+    const crud = await visitor.api('GET', `/api/v1/Passkey/${m.passkeyId}`);
+    expect(crud.statusCode).toBe(200);
+    expect(crud.json.data.pky_last_used_time).not.toBeNull();
+  });
+
+  it('refuses a replayed assertion and an expired challenge with the same 401', async () => {
+    const m = await memberWithPasskey();
+    const visitor = webClient(t);
+    await visitor.get('/login');
+    const options = await post(visitor, 'passkey_login_options');
+    const assertion = m.auth.assert(options.json.data);
+    const other = webClient(t);
+    await other.get('/login');
+    // Replayed into another session that never asked for this challenge.
+    await post(other, 'passkey_login_options');
+    const replayedElsewhere = await post(other, 'passkey_login_verify', assertion);
+    expect(replayedElsewhere.statusCode).toBe(401);
+    const first = await post(visitor, 'passkey_login_verify', assertion);
+    expect(first.statusCode).toBe(200);
+    const replayed = await post(visitor, 'passkey_login_verify', assertion);
+    expect(replayed.statusCode).toBe(401);
+    expect(replayed.json.errortype).toBe('AuthenticationError');
+
+    const late = webClient(t);
+    await late.get('/login');
+    const lateOptions = await post(late, 'passkey_login_options');
+    t.clock.advanceSeconds(5 * 60 + 1);
+    const expired = await post(late, 'passkey_login_verify', m.auth.assert(lateOptions.json.data));
+    expect(expired.statusCode).toBe(401);
+    expect(expired.json.error).toBe(replayed.json.error);
+  });
+
+  it('refuses an unknown or revoked credential, and counts every failure toward the failed-auth limit', async () => {
+    const t2 = await createTestApp({ config: { baseUrl: ORIGIN }, settings: { api_auth_rate_limit_requests: 3 } });
+    try {
+      const u = await t2.createUser();
+      const c = await signIn(t2, u.email, u.password);
+      const auth = new SoftAuthenticator(ORIGIN, RP_ID);
+      const reg = await post(c, 'passkey_register_options', { current_password: u.password });
+      const id = (await post(c, 'passkey_register_verify', auth.register(reg.json.data))).json.data.passkey.passkey_id;
+      expect((await post(c, 'passkey_revoke', { passkey_id: id })).statusCode).toBe(200);
+      const stranger = new SoftAuthenticator(ORIGIN, RP_ID);
+      stranger.register({ challenge: 'x', user: { id: 'x' } });
+      const v = webClient(t2);
+      await v.get('/login');
+      const statuses: number[] = [];
+      for (const who of [auth, stranger, auth, stranger]) {
+        const o = await post(v, 'passkey_login_options');
+        statuses.push(o.statusCode === 200 ? (await post(v, 'passkey_login_verify', who.assert(o.json.data))).statusCode : o.statusCode);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('logs a sign-count regression and still signs in (synced passkeys report 0)', async () => {
+    const m = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    let o = await post(v, 'passkey_login_options');
+    expect((await post(v, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { counter: 10 }))).statusCode).toBe(200);
+    const v2 = webClient(t);
+    await v2.get('/login');
+    o = await post(v2, 'passkey_login_options');
+    expect((await post(v2, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { counter: 3 }))).statusCode).toBe(200);
+  });
+
+  it('refuses a passkey of a disabled user', async () => {
+    const m = await memberWithPasskey();
+    await t.database.db.updateTable('usr_users').set({ usr_is_disabled: true }).where('usr_user_id', '=', m.userId).execute();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    expect((await post(v, 'passkey_login_verify', m.auth.assert(o.json.data))).statusCode).toBe(401);
+  });
+});
+
+describe('rename and revoke', () => {
+  it('acts on the caller\'s own passkeys only', async () => {
+    const a = await memberWithPasskey();
+    const b = await memberWithPasskey();
+    const renamed = await post(a.c, 'passkey_rename', { passkey_id: a.passkeyId, label: ' Work laptop ' });
+    expect(renamed.statusCode).toBe(200);
+    expect(renamed.json.data.passkey.label).toBe('Work laptop');
+    for (const name of ['passkey_rename', 'passkey_revoke']) {
+      const res = await post(a.c, name, { passkey_id: b.passkeyId, label: 'mine now' });
+      expect([name, res.statusCode, res.json.data.reason]).toEqual([name, 422, 'not_found']);
+    }
+    const blank = await post(a.c, 'passkey_rename', { passkey_id: a.passkeyId, label: '   ' });
+    expect(blank.statusCode).toBe(422);
+    expect(blank.json.errortype).toBe('ValidationError');
+    const revoked = await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
+    expect(revoked.json.data).toEqual({ revoked: true, passkey_id: a.passkeyId });
+    expect((await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId })).json.data.reason).toBe('not_found');
+    // With no live passkey left, a new first passkey needs the password again.
+    expect((await post(a.c, 'passkey_register_options')).json.validation_errors.current_password).toBeDefined();
+  });
+
+  it('asks registered vetoes before revoking', async () => {
+    const m = await memberWithPasskey();
+    const unregister = registerPasskeyRevokeVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'unlocker_floor', message: 'This passkey is your last vault unlocker' } : null));
+    try {
+      const res = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
+      expect(res.statusCode).toBe(422);
+      expect(res.json).toMatchObject({ errortype: 'ActionError', error: 'This passkey is your last vault unlocker', data: { reason: 'unlocker_floor' } });
+    } finally {
+      unregister();
+    }
+    expect((await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId })).statusCode).toBe(200);
+  });
+});
+
+describe('Passkey over CRUD', () => {
+  it('is readable by its owner only, even against staff, without credential material, and never writable', async () => {
+    const m = await memberWithPasskey();
+    const own = await m.c.api('GET', '/api/v1/Passkeys');
+    expect(own.statusCode).toBe(200);
+    expect(own.json.num_results).toBe(1);
+    const row = own.json.data[0];
+    expect(row.pky_label).toBe('Laptop');
+    expect(row).not.toHaveProperty('pky_credential_id');
+    expect(row).not.toHaveProperty('pky_public_key');
+    expect(row).not.toHaveProperty('pky_sign_count');
+    const staff = await t.staffHeaders({ userPermission: 10 });
+    const single = await t.request({ method: 'GET', url: `/api/v1/Passkey/${m.passkeyId}`, headers: staff.headers });
+    expect(single.statusCode).toBe(400);
+    const list = await t.request({ method: 'GET', url: '/api/v1/Passkeys', headers: staff.headers });
+    expect(list.json.num_results).toBe(0);
+    for (const [method, url] of [['POST', '/api/v1/Passkey'], ['PUT', `/api/v1/Passkey/${m.passkeyId}?pky_label=x`], ['DELETE', `/api/v1/Passkey/${m.passkeyId}`]] as const) {
+      const res = await t.request({ method, url, headers: staff.headers, ...(method === 'POST' ? { payload: 'pky_label=x', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
+      expect([method, res.statusCode]).toEqual([method, 404]);
+    }
+  });
+});
