@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { readFileSync } from 'node:fs';
 import type { Services } from '../services.js';
 import { authenticateRequest } from './auth/authenticate.js';
+import { clientErrorHandler } from './client-error.js';
 import { failure, serializeApiPayload } from './envelope.js';
 import { ApiError, authError, isApiError, noEndpoint } from './errors.js';
 import './request-context.js';
@@ -145,6 +146,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     requestIdHeader: false,
+    // Requests Node's HTTP parser refuses before Fastify sees them (431, 400) are answered in the envelope.
+    clientErrorHandler: clientErrorHandler(API_PREFIX),
   });
 
   app.decorateRequest('startedAt', 0);

@@ -199,7 +199,8 @@ describe('the is-viewable rule of each public-read model', () => {
       const res = await t.request({ method: 'GET', url: `/api/v1/${className}s` });
       expect(res.statusCode).toBe(400);
       expect(res.json.errortype).toBe('AuthenticationError');
-      expect(res.json.data ?? null).toBeNull();
+      // The error envelope's data, with no row in it.
+      expect(res.json.data).toEqual({});
     }
   });
 
@@ -270,7 +271,11 @@ describe('workflow-bearing models are written over CRUD by staff only', () => {
         const fmt = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
         return { bkg_bkr_booking_resource_id: String(resourceId), bkg_start_time: fmt(start), bkg_end_time: fmt(new Date(start.getTime() + 30 * 60_000)) };
       },
-      stored: (userId) => ({ bkg_bkr_booking_resource_id: resourceId, bkg_usr_user_id: userId, bkg_start_time: new Date('2026-03-09T10:00:00Z'), bkg_end_time: new Date('2026-03-09T10:30:00Z'), bkg_status: 'confirmed' }),
+      // A live booking's (resource, start) is unique: each stored row takes a slot of its own.
+      stored: (userId) => {
+        const start = new Date(Date.UTC(2026, 2, 9, 10, 0) + 30 * 60_000 * slot++);
+        return { bkg_bkr_booking_resource_id: resourceId, bkg_usr_user_id: userId, bkg_start_time: start, bkg_end_time: new Date(start.getTime() + 30 * 60_000), bkg_status: 'confirmed' };
+      },
       change: { bkg_status: 'cancelled' },
     },
     {

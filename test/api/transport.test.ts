@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -316,5 +317,69 @@ describe('general rate limit: the client address', () => {
     const res = await hit('192.0.2.50', '203.0.113.3');
     expect(res.statusCode).toBe(429);
     expect(res.json.data).toEqual({ limit: 2, window_seconds: 60, count: 2, retry_after_seconds: 60 });
+  });
+});
+
+describe("requests Node's HTTP parser refuses (a real socket: inject never reaches the parser)", () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => t.close());
+
+  /** Sends raw bytes and reads the whole answer until the server closes the connection. */
+  function raw(bytes: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      // The server closes while the client may still be sending: a reset after the answer is expected.
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const split = text.indexOf('\r\n\r\n');
+        if (split < 0) return reject(new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
+        const [statusLine, ...lines] = text.slice(0, split).split('\r\n');
+        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(split + 4) });
+      });
+      socket.write(bytes);
+    });
+  }
+
+  const LONG = 'a'.repeat(70 * 1024);
+
+  it('answers a 70 KB URL under /api/v1/ with 431 TransactionError in the envelope, with the security headers', async () => {
+    const res = await raw(`GET /api/v1/auth/session?q=${LONG} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+    expect(JSON.parse(res.body)).toEqual({ api_version: '1.0', errortype: 'TransactionError', error: 'Request URL or headers are too large', data: {} });
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('answers 70 KB of headers under /api/v1/ with the same 431 envelope', async () => {
+    const res = await raw(`GET /api/v1/auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${LONG}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(JSON.parse(res.body)).toMatchObject({ api_version: '1.0', errortype: 'TransactionError' });
+  });
+
+  it('answers a malformed request line under /api/v1/ with 400 TransactionError in the envelope', async () => {
+    const res = await raw('GET /api/v1/auth/session HTTX/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ api_version: '1.0', errortype: 'TransactionError', error: 'Malformed request', data: {} });
+    expectSecurityHeaders(res.headers);
+  });
+
+  it('answers a website path in plain text, and keeps serving afterwards', async () => {
+    const res = await raw(`GET /login?q=${LONG} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('Request URL or headers are too large\n');
+    const ok = await raw('GET /api/v1/actions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    expect(ok.status).toBe(200);
   });
 });
