@@ -256,3 +256,107 @@ describe('metering of browser sessions', () => {
     expect(res.json.data.limit).toBe(4);
   });
 });
+
+// Issue 22, item 8.
+describe('browser sessions: handshake exemption, the mirror cookie on every response, CSRF guesses, disabled users', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ settings: { api_min_client_versions: { ios: '2.0.0' }, api_auth_rate_limit_requests: 3, api_auth_rate_limit_window: 900 } });
+  });
+  afterAll(async () => t.close());
+
+  const OLD_APP = { client_app: 'ios', client_version: '1.0.0' };
+
+  it('does not hold a browser-session request to the client-version handshake, even when it sends client_app', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password, '192.0.2.90');
+    const res = await c.api('GET', SESSION, { headers: OLD_APP });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json.data.user_id).toBe(u.userId);
+    // A keyed request with the same headers is an app build: refused.
+    const { headers } = await t.keyHeaders();
+    const keyed = await t.request({ method: 'GET', url: SESSION, headers: { ...headers, ...OLD_APP } });
+    expect(keyed.statusCode).toBe(426);
+    expect(keyed.json.errortype).toBe('UpgradeRequired');
+    // So is an app's own key-less call that carries a bridged cookie but no CSRF header (not the browser credential).
+    const login = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { cookie: c.jar.header(), ...OLD_APP }, payload: { email: u.email, password: u.password } });
+    expect(login.statusCode).toBe(426);
+  });
+
+  it('sets the service_api_csrf mirror cookie on every website response to an anonymous visitor, matching its session', async () => {
+    for (const url of ['/login', '/', '/register', '/no/such/page', '/admin/api-keys']) {
+      const res = await t.request({ method: 'GET', url, remoteAddress: '192.0.2.91' });
+      const mirror = res.cookies.find((k) => k.name === 'service_api_csrf');
+      const session = res.cookies.find((k) => k.name === 'gatehouse_session');
+      expect(mirror?.value, url).toMatch(/^[0-9a-f]{32,}$/);
+      expect(session?.value, url).toBeTruthy();
+      expect((await t.services.webSessions.load(session!.value))!.csrfToken, url).toBe(mirror!.value);
+    }
+    // A page's script then has its token from the first answer: the guest session is the browser credential.
+    const c = webClient(t, '192.0.2.91');
+    await c.get('/no/such/page');
+    const guest = await c.api('GET', SESSION);
+    expect(guest.statusCode).toBe(401);
+    expect(guest.json.error).not.toMatch(/CSRF/);
+  });
+
+  it('mirrors the session an API request carries, and hands no session to a keyed client without a cookie', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password, '192.0.2.92');
+    // A public endpoint that never looks at the session still mirrors it.
+    const res = await t.request({ method: 'GET', url: '/api/v1/actions', headers: { cookie: c.jar.header() }, remoteAddress: '192.0.2.92' });
+    expect(res.statusCode).toBe(200);
+    expect(res.cookies.find((k) => k.name === 'service_api_csrf')?.value).toBe(c.csrf());
+    const { headers } = await t.keyHeaders();
+    const keyed = await t.request({ method: 'GET', url: SESSION, headers });
+    expect(keyed.statusCode).toBe(200);
+    expect(keyed.cookies).toEqual([]);
+  });
+
+  it('counts wrong CSRF tokens with a valid cookie toward the failed-auth limit: 429 after it, whatever is sent next', async () => {
+    const ip = '192.0.2.93';
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password, ip);
+    for (let i = 0; i < 3; i++) {
+      const res = await c.api('GET', SESSION, { csrf: `${'0'.repeat(63)}${i}` });
+      expect(res.statusCode).toBe(403);
+      expect(res.json).toMatchObject({ errortype: 'AuthenticationError', error: 'Missing or wrong CSRF token' });
+    }
+    const limited = await c.api('GET', SESSION);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json.errortype).toBe('RateLimitError');
+    expect(limited.json.data).toMatchObject({ limit: 3, window_seconds: 900, count: 3 });
+    expect(limited.headers['retry-after']).toBeDefined();
+    t.clock.advanceSeconds(901);
+    expect((await c.api('GET', SESSION)).statusCode).toBe(200);
+  });
+
+  it('does not count a missing CSRF header (a page opened from the address bar sends none)', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password, '192.0.2.94');
+    for (let i = 0; i < 5; i++) expect((await c.api('GET', SESSION, { csrf: null })).statusCode).toBe(403);
+    expect((await c.api('GET', SESSION)).statusCode).toBe(200);
+  });
+
+  it('refuses the web-session bridge to a user disabled after the bridge was issued, and signs a disabled user out of pages', async () => {
+    const u = await t.createUser();
+    const { headers } = await t.login(u.email, u.password);
+    const issued = await t.request({ method: 'POST', url: '/api/v1/auth/web_session', headers, payload: { target: '/profile/subscription' } });
+    expect(issued.statusCode).toBe(200);
+    await t.services.db.updateTable('usr_users').set({ usr_is_disabled: true }).where('usr_user_id', '=', u.userId).execute();
+    const c = webClient(t, '192.0.2.95');
+    const bridged = await c.get(issued.json.data.bridge_url);
+    expect(bridged.statusCode).toBe(410);
+    const sessions = await t.services.db.selectFrom('wss_web_sessions').select('wss_web_session_id').where('wss_usr_user_id', '=', u.userId).execute();
+    expect(sessions).toEqual([]);
+
+    // A web session a user already has stops being theirs on pages once the account is disabled.
+    const v = await t.createUser();
+    const signedIn = await signIn(t, v.email, v.password, '192.0.2.95');
+    expect((await signedIn.get('/profile/subscription')).statusCode).toBe(200);
+    await t.services.db.updateTable('usr_users').set({ usr_is_disabled: true }).where('usr_user_id', '=', v.userId).execute();
+    const page = await signedIn.get('/profile/subscription');
+    expect(page.statusCode).toBe(303);
+    expect(page.headers.location).toMatch(/^\/login/);
+  });
+});
