@@ -43,7 +43,8 @@ export interface StoreEvent {
   eventTime: Date;
   /**
    * True when no verified provider data states a time and eventTime is when we received the event: such
-   * a time orders the event but never becomes the watermark, so it never outranks a signed time.
+   * a time is never compared with the provider's times (never the watermark, never judged stale), so it
+   * never outranks a signed time.
    */
   receiptTime?: boolean;
   /** A pending order (our checkout) that this purchase completes. */

@@ -58,11 +58,16 @@ const reference = (itemId: number) => ({ type: 'order_item', id: itemId });
 const bearsTier = (item: OrderItemRow) =>
   item.odi_source_conflict_time === null && (item.odi_subscription_status === null || LIVE_STATUSES.includes(item.odi_subscription_status));
 
-/** The watermark an event leaves: its provider time; a receipt time is never one (it never outranks a signed time). */
+/**
+ * The watermark an event leaves: its provider time. A receipt time is our clock, not the provider's, so it
+ * is compared with no provider time: it never becomes the watermark (a signed event arriving later is
+ * judged against signed times only, so it never outranks one) and is never judged stale against one.
+ */
 const watermark = (ev: StoreEvent) => (ev.receiptTime ? {} : { odi_last_event_time: ev.eventTime });
 
 /** An event older than the latest applied to the item changes nothing. */
-const isStale = (ev: StoreEvent, item: OrderItemRow) => item.odi_last_event_time !== null && ev.eventTime.getTime() < item.odi_last_event_time.getTime();
+const isStale = (ev: StoreEvent, item: OrderItemRow) =>
+  !ev.receiptTime && item.odi_last_event_time !== null && ev.eventTime.getTime() < item.odi_last_event_time.getTime();
 
 /**
  * Whether a refund takes the tier away: only a refund of the whole payment of the current period does

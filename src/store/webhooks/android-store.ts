@@ -1,6 +1,7 @@
 import { OAuth2Client } from 'google-auth-library';
 import { authError } from '../../http/errors.js';
-import { header, type StoreContext, type StoreEvent, type WebhookAdapter } from '../events.js';
+import { header, type LoggedDelivery, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
+import { findItemByReference } from '../orders.js';
 
 const GOOGLE_ISSUERS = ['accounts.google.com', 'https://accounts.google.com'];
 const oauth = new OAuth2Client();
@@ -9,7 +10,7 @@ type Obj = Record<string, any>;
 type Kind = StoreEvent['kind'];
 
 /** SubscriptionNotification.notificationType as the store reads it; null: not acted on. */
-export function androidEventKind(type: number): Kind | null {
+export function androidEventKind(type: number): AndroidKind | null {
   switch (type) {
     case 4: // SUBSCRIPTION_PURCHASED
       return 'purchase';
@@ -29,8 +30,11 @@ export function androidEventKind(type: number): Kind | null {
   }
 }
 
+/** The kinds a notification can be read as (never a delayed card payment). */
+type AndroidKind = Exclude<Kind, 'payment_pending' | 'payment_failed'>;
+
 /** The Play API subscription states that confirm each kind of notification. */
-const STATES_FOR: Record<Kind, string[]> = {
+const STATES_FOR: Record<AndroidKind, string[]> = {
   purchase: ['SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD', 'SUBSCRIPTION_STATE_CANCELED'],
   renewal: ['SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD', 'SUBSCRIPTION_STATE_CANCELED'],
   cancellation_undone: ['SUBSCRIPTION_STATE_ACTIVE', 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD'],
@@ -52,36 +56,92 @@ export async function readPlaySubscription(ctx: StoreContext, packageName: strin
   return (await res.json()) as Obj;
 }
 
-async function normaliseAndroid(n: Obj, ctx: StoreContext, eventTime: Date): Promise<StoreEvent[]> {
-  const base = { source: 'android_store' as const, eventTime, periodEnd: null };
-  if (n.voidedPurchaseNotification) {
-    const v = n.voidedPurchaseNotification as Obj;
-    // productType 1 is a subscription; one-time products grant no tier.
-    if (typeof v.purchaseToken !== 'string' || Number(v.productType) !== 1) return [];
-    // Like every other notification, a refund is acted on only when the Play API confirms it.
-    const state = await readPlaySubscription(ctx, String(n.packageName), v.purchaseToken);
-    if (!STATES_FOR.refund.includes(String(state.subscriptionState))) return [];
-    return [{ ...base, kind: 'refund', reference: v.purchaseToken, user: {}, product: {} }];
+const dateOf = (v: unknown): Date | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
+
+/**
+ * The event's time as the Play API states it (the push body's eventTimeMillis is not signed and is never
+ * used): a purchase's startTime; an expiry's or revocation's expiryTime; a user's cancellation's
+ * cancelTime; a renewal's new period began when the period recorded from an earlier read ended. The
+ * Play API states no time for a restart or a system cancellation: their receipt time is the fallback.
+ */
+async function playEventTime(ctx: StoreContext, kind: AndroidKind, token: string, state: Obj, expiry: Date | null): Promise<Date | null> {
+  switch (kind) {
+    case 'purchase':
+      return dateOf(state.startTime);
+    case 'expiry':
+    case 'cancellation':
+    case 'refund':
+      return expiry;
+    case 'cancellation_scheduled':
+      return dateOf(state.canceledStateContext?.userInitiatedCancellation?.cancelTime);
+    case 'renewal': {
+      const item = await findItemByReference(ctx.db, 'android_store', token, { lock: false });
+      const previousEnd = item?.odi_subscription_period_end ?? null;
+      return previousEnd && expiry && previousEnd.getTime() < expiry.getTime() ? previousEnd : null;
+    }
+    default:
+      return null;
   }
+}
+
+/** The subscription's latest line item and its expiry, as the Play API reads them. */
+function lineOf(state: Obj): { line: Obj; expiry: Date | null } {
+  const line = (state.lineItems?.[0] ?? {}) as Obj;
+  return { line, expiry: dateOf(line.expiryTime) };
+}
+
+/** Whether the store acts on a notification (decided from the push alone, before the Play API is asked). */
+function actsOn(n: Obj, packageName: string): boolean {
+  if (n.packageName !== packageName) return false;
+  const v = n.voidedPurchaseNotification as Obj | undefined;
+  if (v) return typeof v.purchaseToken === 'string' && Number(v.productType) === 1;
   const s = n.subscriptionNotification as Obj | undefined;
-  if (!s || typeof s.purchaseToken !== 'string') return [];
-  const kind = androidEventKind(Number(s.notificationType));
-  if (!kind) return [];
-  const state = await readPlaySubscription(ctx, String(n.packageName), s.purchaseToken);
+  return !!s && typeof s.purchaseToken === 'string' && androidEventKind(Number(s.notificationType)) !== null;
+}
+
+async function normaliseAndroid(n: Obj, ctx: StoreContext, receivedAt: Date): Promise<StoreEvent[]> {
+  if (!actsOn(n, ctx.settings.string('android_store_package_name'))) return [];
+  const voided = n.voidedPurchaseNotification as Obj | undefined;
+  const s = (voided ?? n.subscriptionNotification) as Obj;
+  const token = String(s.purchaseToken);
+  // productType 1 (a subscription) is checked by actsOn; one-time products grant no tier.
+  const kind: AndroidKind = voided ? 'refund' : androidEventKind(Number(s.notificationType))!;
+  const state = await readPlaySubscription(ctx, String(n.packageName), token);
   // The push body is not signed (the bearer token is): act only when the Play API's state agrees with it.
   if (!STATES_FOR[kind].includes(String(state.subscriptionState))) return [];
-  const line = (state.lineItems?.[0] ?? {}) as Obj;
-  const expiry = typeof line.expiryTime === 'string' ? new Date(line.expiryTime) : null;
+  const { line, expiry } = lineOf(state);
+  const stated = await playEventTime(ctx, kind, token, state, expiry);
   return [
     {
-      ...base,
       kind,
-      reference: s.purchaseToken,
-      user: { accountToken: state.externalAccountIdentifiers?.obfuscatedExternalAccountId ?? null },
-      product: { providerProductId: typeof line.productId === 'string' ? line.productId : (s.subscriptionId ?? null) },
-      periodEnd: expiry && !Number.isNaN(expiry.getTime()) ? expiry : null,
+      source: 'android_store',
+      reference: token,
+      eventTime: stated ?? receivedAt,
+      ...(stated ? {} : { receiptTime: true }),
+      user: voided ? {} : { accountToken: state.externalAccountIdentifiers?.obfuscatedExternalAccountId ?? null },
+      product: voided ? {} : { providerProductId: typeof line.productId === 'string' ? line.productId : (s.subscriptionId ?? null) },
+      periodEnd: voided ? null : expiry,
     },
   ];
+}
+
+/** A push as the store keeps it: the notification, and when it was received (its log time). */
+function androidDelivery(eventId: string, notification: Obj, payload: unknown, receivedAt: Date, packageName: string): VerifiedDelivery {
+  const type = notification.subscriptionNotification
+    ? `subscription.${notification.subscriptionNotification.notificationType}`
+    : notification.voidedPurchaseNotification
+      ? 'voided_purchase'
+      : notification.testNotification
+        ? 'test'
+        : 'other';
+  return {
+    eventId,
+    eventType: type,
+    eventTime: receivedAt,
+    payload,
+    acts: actsOn(notification, packageName),
+    normalise: (c) => normaliseAndroid(notification, c, receivedAt),
+  };
 }
 
 function sameText(a: string, b: string): boolean {
@@ -125,22 +185,13 @@ export const androidStoreWebhook: WebhookAdapter = {
     }
     const eventId = String(message.messageId ?? message.message_id ?? '');
     if (!eventId) throw authError(400, 'Pub/Sub push message has no messageId');
-    const millis = Number(notification.eventTimeMillis);
-    const eventTime = Number.isFinite(millis) && millis > 0 ? new Date(millis) : ctx.clock.now();
-    const type = notification.subscriptionNotification
-      ? `subscription.${notification.subscriptionNotification.notificationType}`
-      : notification.voidedPurchaseNotification
-        ? 'voided_purchase'
-        : notification.testNotification
-          ? 'test'
-          : 'other';
-    const ours = notification.packageName === ctx.settings.string('android_store_package_name');
-    return {
-      eventId,
-      eventType: type,
-      eventTime,
-      payload: { message: { messageId: eventId, publishTime: message.publishTime ?? null }, notification },
-      normalise: async (c) => (ours ? normaliseAndroid(notification, c, eventTime) : []),
-    };
+    // The push's eventTimeMillis is unsigned: the log keeps the receipt time, and the events take the Play API's.
+    const receivedAt = ctx.clock.now();
+    const payload = { message: { messageId: eventId, publishTime: message.publishTime ?? null }, notification };
+    return androidDelivery(eventId, notification, payload, receivedAt, ctx.settings.string('android_store_package_name'));
+  },
+  restore(logged: LoggedDelivery, ctx) {
+    const payload = logged.payload as Obj;
+    return androidDelivery(logged.eventId, (payload.notification ?? {}) as Obj, payload, logged.eventTime, ctx.settings.string('android_store_package_name'));
   },
 };

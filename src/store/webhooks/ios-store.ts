@@ -7,7 +7,7 @@ import {
 } from '@apple/app-store-server-library';
 import { authError } from '../../http/errors.js';
 import type { Settings } from '../../settings/store.js';
-import type { StoreEvent, WebhookAdapter } from '../events.js';
+import type { StoreEvent, VerifiedDelivery, WebhookAdapter } from '../events.js';
 
 /** The environments whose payloads are signed by the App Store; Xcode and LocalTesting are not, so they are refused. */
 const SIGNED_ENVIRONMENTS: Record<string, Environment> = { Production: Environment.PRODUCTION, Sandbox: Environment.SANDBOX };
@@ -55,7 +55,12 @@ export function iosEventKind(type: string | undefined, subtype: string | undefin
   }
 }
 
-function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, eventTime: Date): StoreEvent[] {
+/** The notification's signed date; the receipt time only when it states none. */
+function iosEventTime(n: ResponseBodyV2DecodedPayload, receivedAt: Date): { eventTime: Date; receiptTime?: true } {
+  return typeof n.signedDate === 'number' ? { eventTime: new Date(n.signedDate) } : { eventTime: receivedAt, receiptTime: true };
+}
+
+function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, receivedAt: Date): StoreEvent[] {
   const kind = iosEventKind(n.notificationType, n.subtype);
   if (!kind || !tx?.originalTransactionId) return [];
   return [
@@ -66,12 +71,26 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
       user: { accountToken: tx.appAccountToken ?? null },
       product: { providerProductId: tx.productId ?? null },
       periodEnd: typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
-      eventTime,
+      ...iosEventTime(n, receivedAt),
       // App Store prices are in milliunits of the currency.
       amount: typeof tx.price === 'number' ? Math.round(tx.price / 10) : null,
       currency: typeof tx.currency === 'string' ? tx.currency.toLowerCase() : null,
     },
   ];
+}
+
+/** A verified notification (or one restored from its log row) as the store acts on it. */
+function iosDelivery(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, payload: unknown, receivedAt: Date): VerifiedDelivery {
+  const type = [n.notificationType, n.subtype].filter(Boolean).join('.');
+  const events = normaliseIos(n, tx, receivedAt);
+  return {
+    eventId: n.notificationUUID!,
+    eventType: type || 'unknown',
+    eventTime: iosEventTime(n, receivedAt).eventTime,
+    payload,
+    acts: events.length > 0,
+    normalise: async () => events,
+  };
 }
 
 /**
@@ -103,16 +122,11 @@ export const iosStoreWebhook: WebhookAdapter = {
       throw authError(401, 'Invalid iOS store signature');
     }
     if (!notification.notificationUUID) throw authError(400, 'iOS store notification has no notificationUUID');
-    const eventTime = new Date(notification.signedDate ?? ctx.clock.nowMs());
-    const type = [notification.notificationType, notification.subtype].filter(Boolean).join('.');
-    return {
-      eventId: notification.notificationUUID,
-      eventType: type || 'unknown',
-      eventTime,
-      payload: { notification: { ...notification, data: { ...notification.data, signedTransactionInfo: undefined, signedRenewalInfo: undefined } }, transaction, renewal },
-      async normalise() {
-        return normaliseIos(notification, transaction, eventTime);
-      },
-    };
+    const payload = { notification: { ...notification, data: { ...notification.data, signedTransactionInfo: undefined, signedRenewalInfo: undefined } }, transaction, renewal };
+    return iosDelivery(notification, transaction, payload, ctx.clock.now());
+  },
+  restore(logged) {
+    const payload = logged.payload as { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null };
+    return iosDelivery(payload.notification, payload.transaction ?? null, logged.payload, logged.eventTime);
   },
 };

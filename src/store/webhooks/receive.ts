@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../../db/types.js';
+import type { DB, UnresolvedReason } from '../../db/types.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { TierMembershipService } from '../../tiers/membership.js';
 import type { StoreContext, StoreEvent, VerifiedDelivery, WebhookAdapter, WebhookRequest } from '../events.js';
@@ -26,6 +26,37 @@ export interface WebhookResult {
 }
 
 const MAX_ERROR = 1000;
+
+/** What applying a delivery's events did, and why it stays listed as not applied (null: it applied). */
+export interface AppliedDelivery {
+  outcomes: EventOutcome[];
+  unresolved: UnresolvedReason | null;
+}
+
+/** Why an event was kept as not applied, in words for the log's error message. */
+export const UNRESOLVED_MESSAGES: Record<UnresolvedReason, string> = {
+  unknown_user: 'unresolved user',
+  unknown_product: 'unresolved product',
+  store_inactive: 'store inactive: acknowledged, nothing assigned',
+};
+
+/**
+ * Applies a delivery's normalised events through the processor inside the caller's transaction (the
+ * one holding its log row); a purchase whose user or product cannot be resolved makes it unresolved.
+ */
+export async function applyDelivery(
+  trx: Kysely<DB>,
+  ctx: StoreContext,
+  membership: TierMembershipService,
+  webhookLogId: number,
+  events: StoreEvent[],
+): Promise<AppliedDelivery> {
+  const outcomes: EventOutcome[] = [];
+  const deps = { clock: ctx.clock, membership: membership.within(trx), webhookLogId };
+  for (const ev of events) outcomes.push(...(await applyStoreEvent(trx, deps, ev)));
+  const missing = outcomes.find((o) => o.outcome === 'unresolved');
+  return { outcomes, unresolved: missing?.outcome === 'unresolved' ? (missing.missing === 'user' ? 'unknown_user' : 'unknown_product') : null };
+}
 
 /** The log row's claim: inserted now, or found (and locked) from an earlier delivery of the same event. */
 async function claim(trx: Kysely<DB>, source: string, d: VerifiedDelivery, now: Date): Promise<{ id: number; processed: boolean }> {
@@ -84,7 +115,9 @@ async function recordFailure(db: Kysely<DB>, source: string, d: VerifiedDelivery
  * One provider callback, in order: the source's own signature verification (before any state is read
  * or written), then the dedup claim on (provider, event id), then the normalised events applied in the
  * same transaction as the log row. A duplicate of a processed event changes nothing; a failure rolls
- * everything back, is logged unprocessed with its error and answered 500 so the provider retries.
+ * everything back, is logged unprocessed with its error and answered 500 so the provider retries. An
+ * event whose purchase cannot be resolved, or that arrives while the store is inactive, is answered 200
+ * and kept as not applied with its reason, for the operator to replay (DESIGN 13).
  */
 export async function receiveWebhook(
   source: string,
@@ -127,19 +160,21 @@ export async function receiveWebhook(
       const now = clock.now();
       const log = await claim(trx, source, delivery, now);
       if (log.processed) return { ...base, duplicate: true, processed: false, outcomes: [] };
-      const outcomes: EventOutcome[] = [];
-      const membership = opts.membership.within(trx);
-      for (const ev of events) outcomes.push(await applyStoreEvent(trx, { clock, membership }, ev));
-      const unresolved = outcomes.find((o) => o.outcome === 'unresolved');
+      // With the store inactive an event it acts on is kept, not applied, until the operator replays it.
+      const applied: AppliedDelivery = opts.active
+        ? await applyDelivery(trx, ctx, opts.membership, log.id, events)
+        : { outcomes: [], unresolved: delivery.acts ? 'store_inactive' : null };
       await trx
         .updateTable('wbh_webhook_logs')
         .set({
           wbh_processed: true,
-          wbh_error_message: !opts.active ? 'store inactive: acknowledged, nothing assigned' : unresolved ? `unresolved ${unresolved.missing}` : null,
+          wbh_error_message: applied.unresolved ? UNRESOLVED_MESSAGES[applied.unresolved] : null,
+          wbh_unresolved_reason: applied.unresolved,
           wbh_update_time: now,
         })
         .where('wbh_webhook_log_id', '=', log.id)
         .execute();
+      const outcomes = applied.outcomes;
       return { ...base, duplicate: false, processed: opts.active && events.length > 0, outcomes };
     });
   } catch (err) {

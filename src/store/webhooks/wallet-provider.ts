@@ -2,7 +2,7 @@ import { X509Certificate, verify as verifySignature } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { authError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { header, type StoreContext, type StoreEvent, type WebhookAdapter } from '../events.js';
+import { header, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
 
 /** Seconds a transmission time may differ from our clock (each provider retry is a new transmission). */
 export const WALLET_TOLERANCE_SECONDS = 300;
@@ -45,16 +45,42 @@ const toMinor = (v: unknown): number | null => {
 const dateOrNull = (v: unknown): Date | null => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
 
 /**
+ * The event's time from the signed body: the resource's own status change (status_update_time), else its
+ * last update, else the event's creation, else the resource's creation. Only when the body states none
+ * is the receipt time used, flagged so that it never outranks a signed time.
+ */
+export function walletEventTime(event: Obj, receivedAt: Date): { eventTime: Date; receiptTime?: true } {
+  const r = (event.resource ?? {}) as Obj;
+  const stated = dateOrNull(r.status_update_time) ?? dateOrNull(r.update_time) ?? dateOrNull(event.create_time) ?? dateOrNull(r.create_time);
+  return stated ? { eventTime: stated } : { eventTime: receivedAt, receiptTime: true };
+}
+
+/** The event types the store acts on. */
+const WALLET_EVENT_TYPES = new Set([
+  'BILLING.SUBSCRIPTION.ACTIVATED',
+  'BILLING.SUBSCRIPTION.SUSPENDED',
+  'BILLING.SUBSCRIPTION.RE-ACTIVATED',
+  'BILLING.SUBSCRIPTION.CANCELLED',
+  'BILLING.SUBSCRIPTION.EXPIRED',
+  'PAYMENT.SALE.COMPLETED',
+  'PAYMENT.SALE.REFUNDED',
+]);
+
+function walletActsOn(event: Obj): boolean {
+  if (!WALLET_EVENT_TYPES.has(String(event.event_type))) return false;
+  return !String(event.event_type).startsWith('PAYMENT.SALE.') || typeof event.resource?.billing_agreement_id === 'string';
+}
+
+/**
  * Wallet-provider events (PayPal Subscriptions): BILLING.SUBSCRIPTION.ACTIVATED is a purchase;
  * PAYMENT.SALE.COMPLETED on a subscription a renewal (its period end read back from the provider);
  * BILLING.SUBSCRIPTION.SUSPENDED stops renewal (a scheduled cancellation) and .RE-ACTIVATED undoes it;
  * BILLING.SUBSCRIPTION.CANCELLED is a cancellation taking effect, .EXPIRED an expiry; PAYMENT.SALE.REFUNDED a
  * refund. custom_id carries the user's store account token; plan_id names the product (pro_wallet_plan_id).
  */
-export async function normaliseWalletEvent(event: Obj, ctx: StoreContext): Promise<StoreEvent[]> {
+export async function normaliseWalletEvent(event: Obj, ctx: StoreContext, receivedAt: Date): Promise<StoreEvent[]> {
   const r = (event.resource ?? {}) as Obj;
-  const eventTime = dateOrNull(event.create_time) ?? ctx.clock.now();
-  const base = { source: 'wallet_provider' as const, eventTime };
+  const base = { source: 'wallet_provider' as const, ...walletEventTime(event, receivedAt) };
   const subscription = (kind: StoreEvent['kind']): StoreEvent => ({
     ...base,
     kind,
@@ -150,12 +176,19 @@ export const walletProviderWebhook: WebhookAdapter = {
       throw authError(400, 'Wallet provider body is not JSON');
     }
     if (typeof event.id !== 'string' || typeof event.event_type !== 'string') throw authError(400, 'Wallet provider event has no id or type');
-    return {
-      eventId: event.id,
-      eventType: event.event_type,
-      eventTime: dateOrNull(event.create_time) ?? ctx.clock.now(),
-      payload: event,
-      normalise: (c) => normaliseWalletEvent(event, c),
-    };
+    return walletDelivery(event, ctx.clock.now());
   },
+  restore: (logged) => walletDelivery(logged.payload as Obj, logged.eventTime),
 };
+
+/** A verified event (or one restored from its log row) as the store acts on it. */
+function walletDelivery(event: Obj, receivedAt: Date): VerifiedDelivery {
+  return {
+    eventId: String(event.id),
+    eventType: String(event.event_type),
+    eventTime: walletEventTime(event, receivedAt).eventTime,
+    payload: event,
+    acts: walletActsOn(event),
+    normalise: (c) => normaliseWalletEvent(event, c, receivedAt),
+  };
+}

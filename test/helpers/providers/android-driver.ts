@@ -15,14 +15,24 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
   const play = new FakePlay();
   const key = makeOidcKey();
   const stranger = makeOidcKey('test-kid-1');
+  /**
+   * The Play API's subscriptionsv2 resource as it reads after the fact: startTime is when the subscription
+   * began (kept from the first read), an expired (or revoked) subscription's expiryTime is when it ended,
+   * a user's cancellation carries its cancelTime.
+   */
+  const startTimes = new Map<string, string>();
   const setState = async (t: TestApp, f: ProviderFact, state: string) => {
+    if (!startTimes.has(f.ref)) startTimes.set(f.ref, f.at.toISOString());
+    const ended = state === 'SUBSCRIPTION_STATE_EXPIRED';
     play.subscriptions.set(f.ref, {
       kind: 'androidpublisher#subscriptionPurchaseV2',
+      startTime: startTimes.get(f.ref),
       subscriptionState: state,
+      ...(state === 'SUBSCRIPTION_STATE_CANCELED' ? { canceledStateContext: { userInitiatedCancellation: { cancelTime: f.at.toISOString() } } } : {}),
       latestOrderId: `GPA.${f.ref}`,
       acknowledgementState: 'ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED',
       externalAccountIdentifiers: { obfuscatedExternalAccountId: await storeAccountToken(t.services.db, f.userId) },
-      lineItems: [{ productId: f.providerProductId, expiryTime: f.periodEnd.toISOString() }],
+      lineItems: [{ productId: f.providerProductId, expiryTime: (ended ? f.at : f.periodEnd).toISOString() }],
     });
   };
   const body = (f: ProviderFact, notification: Record<string, unknown>) =>
