@@ -3,6 +3,7 @@ import { UserInputError } from '../accounts/users.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { PluginError } from '../plugins/registry.js';
 import { SettingError } from '../settings/registry.js';
+import { StoreReplayInputError } from '../store/replay-errors.js';
 import { TierInputError } from '../tiers/errors.js';
 import { CliUsageError, Exited, type CliIo, type CommandGroup } from './context.js';
 import { USAGE } from './usage.js';
@@ -23,6 +24,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   task: { usage: USAGE.task, load: async () => (await import('./task.js')).taskCommand },
   tier: { usage: USAGE.tier, load: async () => (await import('./tier.js')).tierCommand },
   backup: { usage: USAGE.backup, load: async () => (await import('./backup.js')).backupCommand },
+  store: { usage: USAGE.store, load: async () => (await import('./store.js')).storeCommand },
 };
 
 export const EXIT_OK = 0;
@@ -42,7 +44,8 @@ function isBadInput(e: unknown): boolean {
     e instanceof SettingError ||
     e instanceof PluginError ||
     e instanceof ConfigError ||
-    e instanceof TierInputError
+    e instanceof TierInputError ||
+    e instanceof StoreReplayInputError
   );
 }
 

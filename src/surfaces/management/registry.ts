@@ -8,6 +8,7 @@ import root from './handlers/root.js';
 import stats from './handlers/stats.js';
 import tiersAudit from './handlers/tiers/audit.js';
 import storeConflicts from './handlers/store/conflicts.js';
+import storeUnresolved from './handlers/store/unresolved.js';
 import version from './handlers/version.js';
 
 /**
@@ -25,6 +26,7 @@ export const managementHandlers: readonly ManagementHandler[] = Object.freeze([
   backupsFetch,
   tiersAudit,
   storeConflicts,
+  storeUnresolved,
 ]);
 
 const byPath = new Map(managementHandlers.map((h) => [h.path, h]));

@@ -21,8 +21,8 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
    * a user's cancellation carries its cancelTime.
    */
   const startTimes = new Map<string, string>();
-  const setState = async (t: TestApp, f: ProviderFact, state: string) => {
-    if (!startTimes.has(f.ref)) startTimes.set(f.ref, f.at.toISOString());
+  const setState = async (t: TestApp, f: ProviderFact, state: string, o: { starts?: boolean } = {}) => {
+    if (o.starts || !startTimes.has(f.ref)) startTimes.set(f.ref, f.at.toISOString());
     const ended = state === 'SUBSCRIPTION_STATE_EXPIRED';
     play.subscriptions.set(f.ref, {
       kind: 'androidpublisher#subscriptionPurchaseV2',
@@ -49,7 +49,8 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
     body: body(f, { subscriptionNotification: { version: '1.0', notificationType: type, purchaseToken: f.ref, subscriptionId: f.providerProductId } }),
   });
   const withState = (state: string, type: number) => async (t: TestApp, f: ProviderFact) => {
-    await setState(t, f, state);
+    // A purchase notification's subscription began at the fact's time.
+    await setState(t, f, state, { starts: type === 4 });
     return push(t, f, type);
   };
   return {

@@ -25,6 +25,8 @@ export class FakeStripe extends FakeServer {
   readonly refunds: Array<Record<string, unknown>> = [];
   /** Invoice payments by invoice id (a subscription's invoices are paid by payment intents). */
   readonly invoicePayments = new Map<string, { id: string; object: 'invoice_payment'; invoice: string; status: string; payment: { type: 'payment_intent'; payment_intent: string } }>();
+  /** The subscription each invoice bills. */
+  readonly invoiceSubscriptions = new Map<string, string>();
   /** Where the Pay button delivers the webhook, and the endpoint secret it signs with. */
   webhook: { url: string; secret: string } | null = null;
   /** Seconds; the provider's clock for created/period times (tests align it with the app clock). */
@@ -96,8 +98,16 @@ export class FakeStripe extends FakeServer {
     this.route('GET /v1/invoice_payments', (req) => {
       const invoice = req.query.get('invoice');
       const status = req.query.get('status');
-      const data = [...this.invoicePayments.values()].filter((p) => (!invoice || p.invoice === invoice) && (!status || p.status === status));
+      const paymentIntent = req.query.get('payment[payment_intent]');
+      const data = [...this.invoicePayments.values()].filter(
+        (p) => (!invoice || p.invoice === invoice) && (!status || p.status === status) && (!paymentIntent || p.payment.payment_intent === paymentIntent),
+      );
       return { json: { object: 'list', url: '/v1/invoice_payments', has_more: false, data } };
+    });
+    this.route('GET /v1/invoices/:id', (req) => {
+      const subscription = this.invoiceSubscriptions.get(req.params.id!);
+      if (!subscription) return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such invoice: '${req.params.id}'` } } };
+      return { json: { id: req.params.id, object: 'invoice', status: 'paid', parent: { type: 'subscription_details', subscription_details: { subscription } } } };
     });
     this.route('POST /v1/refunds', (req) => {
       const b = req.body as Record<string, any>;
@@ -128,6 +138,7 @@ export class FakeStripe extends FakeServer {
     const sub = this.subscriptions.get(subscriptionId)!;
     const invoice = `in_test_${++this.n}`;
     sub.latest_invoice = invoice;
+    this.invoiceSubscriptions.set(invoice, subscriptionId);
     this.invoicePayments.set(invoice, { id: `inpay_test_${this.n}`, object: 'invoice_payment', invoice, status: 'paid', payment: { type: 'payment_intent', payment_intent: paymentIntentId } });
     return invoice;
   }
@@ -137,14 +148,40 @@ export class FakeStripe extends FakeServer {
     const s = this.sessions.get(sessionId)!;
     s.status = 'complete';
     s.payment_status = 'paid';
-    if (s.mode === 'subscription') {
-      s.subscription = `sub_test_${++this.n}`;
-      const price = (s.line_items as Array<{ price?: string }>)[0]?.price ?? 'price_unknown';
-      this.addSubscription(s.subscription, price, this.now() + 30 * 86400, s.metadata);
-      s.invoice = this.payInvoice(s.subscription);
-    }
+    this.startSubscription(s);
+    return this.deliver('checkout.session.completed', s);
+  }
+
+  /**
+   * A delayed payment method (a bank debit): the session completes with payment_status unpaid, then
+   * settle() reports the payment's outcome (async_payment_succeeded or _failed), as the provider does.
+   */
+  async completeDelayed(sessionId: string): Promise<{ status: number; body: string }> {
+    const s = this.sessions.get(sessionId)!;
+    s.status = 'complete';
+    s.payment_status = 'unpaid';
+    this.startSubscription(s);
+    return this.deliver('checkout.session.completed', s);
+  }
+
+  async settle(sessionId: string, succeeded: boolean): Promise<{ status: number; body: string }> {
+    const s = this.sessions.get(sessionId)!;
+    s.payment_status = succeeded ? 'paid' : 'unpaid';
+    return this.deliver(succeeded ? 'checkout.session.async_payment_succeeded' : 'checkout.session.async_payment_failed', s);
+  }
+
+  private startSubscription(s: Record<string, any>): void {
+    if (s.mode !== 'subscription' || s.subscription) return;
+    s.subscription = `sub_test_${++this.n}`;
+    const price = (s.line_items as Array<{ price?: string }>)[0]?.price ?? 'price_unknown';
+    this.addSubscription(s.subscription, price, this.now() + 30 * 86400, s.metadata);
+    s.invoice = this.payInvoice(s.subscription);
+  }
+
+  /** Delivers a genuinely signed event about `object` to the configured webhook URL. */
+  async deliver(type: string, object: Record<string, any>): Promise<{ status: number; body: string }> {
     if (!this.webhook) throw new Error('FakeStripe.webhook is not configured');
-    const event = stripeEvent('checkout.session.completed', s, { created: this.now() });
+    const event = stripeEvent(type, object, { created: this.now() });
     const payload = JSON.stringify(event);
     const res = await fetch(this.webhook.url, {
       method: 'POST',
