@@ -164,10 +164,10 @@ export class FakeStripe extends FakeServer {
     return this.deliver('checkout.session.completed', s);
   }
 
-  async settle(sessionId: string, succeeded: boolean): Promise<{ status: number; body: string }> {
+  async settle(sessionId: string, succeeded: boolean, o: { created?: number } = {}): Promise<{ status: number; body: string }> {
     const s = this.sessions.get(sessionId)!;
     s.payment_status = succeeded ? 'paid' : 'unpaid';
-    return this.deliver(succeeded ? 'checkout.session.async_payment_succeeded' : 'checkout.session.async_payment_failed', s);
+    return this.deliver(succeeded ? 'checkout.session.async_payment_succeeded' : 'checkout.session.async_payment_failed', s, o);
   }
 
   private startSubscription(s: Record<string, any>): void {
@@ -178,10 +178,10 @@ export class FakeStripe extends FakeServer {
     s.invoice = this.payInvoice(s.subscription);
   }
 
-  /** Delivers a genuinely signed event about `object` to the configured webhook URL. */
-  async deliver(type: string, object: Record<string, any>): Promise<{ status: number; body: string }> {
+  /** Delivers a genuinely signed event about `object` (created now unless given, in seconds) to the configured webhook URL. */
+  async deliver(type: string, object: Record<string, any>, o: { created?: number } = {}): Promise<{ status: number; body: string }> {
     if (!this.webhook) throw new Error('FakeStripe.webhook is not configured');
-    const event = stripeEvent(type, object, { created: this.now() });
+    const event = stripeEvent(type, object, { created: o.created ?? this.now() });
     const payload = JSON.stringify(event);
     const res = await fetch(this.webhook.url, {
       method: 'POST',
