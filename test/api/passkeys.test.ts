@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPasskeyRevokeVeto } from '../../src/accounts/passkeys/vetoes.js';
+import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../../src/accounts/passkeys/vetoes.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
@@ -98,7 +98,7 @@ describe('enrollment', () => {
     expect(o.attestation).toBe('none');
     expect(o.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toEqual([-7, -257]);
     expect(o.authenticatorSelection.residentKey).toBe('preferred');
-    expect(o.extensions).toEqual({ prf: {} });
+    expect(o.extensions.prf).toEqual({});
     expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
     const auth = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
     const res = await post(c, 'passkey_register_verify', { ...auth.register(o), label: 'Phone' });
@@ -254,6 +254,49 @@ describe('passwordless sign-in', () => {
     await v2.get('/login');
     o = await post(v2, 'passkey_login_options');
     expect((await post(v2, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { counter: 3 }))).statusCode).toBe(200);
+    // The stored counter never goes back.
+    const row = await t.database.db.selectFrom('pky_passkeys').select('pky_sign_count').where('pky_passkey_id', '=', m.passkeyId).executeTakeFirstOrThrow();
+    expect(Number(row.pky_sign_count)).toBe(10);
+  });
+
+  it('refuses an assertion whose user handle is not the passkey owner\'s', async () => {
+    const m = await memberWithPasskey();
+    const other = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    const assertion = m.auth.assert(o.json.data) as { response: Record<string, unknown> };
+    assertion.response.userHandle = other.auth.credentials[0]!.userHandle;
+    const res = await post(v, 'passkey_login_verify', assertion);
+    expect([res.statusCode, res.json.errortype]).toEqual([401, 'AuthenticationError']);
+  });
+
+  it('records the sign-in time, as /login does', async () => {
+    const m = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    expect((await post(v, 'passkey_login_verify', m.auth.assert(o.json.data))).statusCode).toBe(200);
+    const row = await t.database.db.selectFrom('usr_users').select('usr_lastlogin_time').where('usr_user_id', '=', m.userId).executeTakeFirstOrThrow();
+    expect(row.usr_lastlogin_time?.getTime()).toBe(t.clock.now().getTime());
+  });
+
+  it('lets a registered sign-in veto (a vault owner needs the password) refuse a valid passkey, leaving the visitor signed out', async () => {
+    const m = await memberWithPasskey();
+    const unregister = registerPasskeySignInVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'password_required', message: 'This account signs in with its password' } : null));
+    try {
+      const v = webClient(t);
+      await v.get('/login');
+      const o = await post(v, 'passkey_login_options');
+      const res = await post(v, 'passkey_login_verify', m.auth.assert(o.json.data));
+      expect(res.statusCode).toBe(422);
+      expect(res.json).toMatchObject({ errortype: 'ActionError', error: 'This account signs in with its password', data: { reason: 'password_required' } });
+      expect((await v.api('GET', '/api/v1/auth/session')).statusCode).toBe(401);
+      // Step-up in an existing session is unaffected.
+      await stepUp(m.c, m.auth);
+    } finally {
+      unregister();
+    }
   });
 
   it('refuses a passkey of a disabled user', async () => {
@@ -314,7 +357,7 @@ describe('Passkey over CRUD', () => {
     expect(row).not.toHaveProperty('pky_sign_count');
     const staff = await t.staffHeaders({ userPermission: 10 });
     const single = await t.request({ method: 'GET', url: `/api/v1/Passkey/${m.passkeyId}`, headers: staff.headers });
-    expect(single.statusCode).toBe(400);
+    expect([single.statusCode, single.json.errortype]).toEqual([403, 'AuthenticationError']);
     const list = await t.request({ method: 'GET', url: '/api/v1/Passkeys', headers: staff.headers });
     expect(list.json.num_results).toBe(0);
     for (const [method, url] of [['POST', '/api/v1/Passkey'], ['PUT', `/api/v1/Passkey/${m.passkeyId}?pky_label=x`], ['DELETE', `/api/v1/Passkey/${m.passkeyId}`]] as const) {

@@ -2,7 +2,7 @@ import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { verifySecret } from '../../accounts/passwords.js';
 import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
-import { SUPPORTED_ALGORITHMS } from '../../accounts/passkeys/relying-party.js';
+import { SUPPORTED_ALGORITHMS, userHandleOf } from '../../accounts/passkeys/relying-party.js';
 import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
@@ -42,7 +42,7 @@ export default defineAction({
       rpID: rp.id,
       userName: me.usr_email,
       userDisplayName: [me.usr_first_name, me.usr_last_name].filter(Boolean).join(' ') || me.usr_email,
-      userID: new TextEncoder().encode(`gatehouse-user-${me.usr_user_id}`),
+      userID: userHandleOf(me.usr_user_id),
       attestationType: 'none',
       timeout: 300_000,
       excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
