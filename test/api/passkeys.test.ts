@@ -49,11 +49,15 @@ async function stepUp(c: WebClient, auth: SoftAuthenticator) {
 }
 
 describe('passkey actions are for browser sessions only', () => {
-  it('answers 403 AuthenticationError to API keys on every passkey action', async () => {
-    const { headers } = await t.keyHeaders();
-    for (const name of PASSKEY_ACTIONS) {
-      const res = await t.request({ method: 'POST', url: action(name), headers, payload: {} });
-      expect([name, res.statusCode, res.json.errortype]).toEqual([name, 403, 'AuthenticationError']);
+  it('answers 403 AuthenticationError to API keys (machine and session keys) on every passkey action', async () => {
+    const machine = await t.keyHeaders();
+    const u = await t.createUser();
+    const session = await t.login(u.email, u.password);
+    for (const headers of [machine.headers, session.headers]) {
+      for (const name of PASSKEY_ACTIONS) {
+        const res = await t.request({ method: 'POST', url: action(name), headers, payload: {} });
+        expect([name, res.statusCode, res.json.errortype]).toEqual([name, 403, 'AuthenticationError']);
+      }
     }
   });
 
@@ -97,7 +101,8 @@ describe('enrollment', () => {
     expect(o.rp).toEqual({ name: 'Gatehouse', id: RP_ID });
     expect(o.attestation).toBe('none');
     expect(o.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toEqual([-7, -257]);
-    expect(o.authenticatorSelection.residentKey).toBe('preferred');
+    expect(o.authenticatorSelection).toMatchObject({ residentKey: 'preferred', userVerification: 'required' });
+    expect(o.timeout).toBe(300_000);
     expect(o.extensions.prf).toEqual({});
     expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
     const auth = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
@@ -126,6 +131,38 @@ describe('enrollment', () => {
     const again = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(options.json.data));
     expect(again.statusCode).toBe(422);
     expect(again.json.data.reason).toBe('no_ceremony');
+  });
+
+  it('refuses a credential made without user verification', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const options = await post(c, 'passkey_register_options', { current_password: u.password });
+    const res = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID, { userVerified: false }).register(options.json.data));
+    expect([res.statusCode, res.json.data.reason]).toEqual([422, 'verification_failed']);
+  });
+
+  it('keeps one ceremony per session: a new options call replaces the pending one, of any kind', async () => {
+    const m = await memberWithPasskey();
+    await stepUp(m.c, m.auth);
+    const register = await post(m.c, 'passkey_register_options');
+    expect(register.statusCode).toBe(200);
+    const stepup = await post(m.c, 'passkey_stepup_options');
+    const replaced = await post(m.c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(register.json.data));
+    expect([replaced.statusCode, replaced.json.data.reason]).toEqual([422, 'no_ceremony']);
+    // Same kind: the newer challenge replaces the older, which can no longer be answered.
+    const first = await post(m.c, 'passkey_stepup_options');
+    const stale = await post(m.c, 'passkey_stepup_verify', m.auth.assert(stepup.json.data));
+    expect([stale.statusCode, stale.json.data.reason]).toEqual([422, 'verification_failed']);
+    expect((await post(m.c, 'passkey_stepup_verify', m.auth.assert(first.json.data))).json.data.reason).toBe('no_ceremony');
+  });
+
+  it('refuses a step-up whose challenge is older than 5 minutes', async () => {
+    const m = await memberWithPasskey();
+    const options = await post(m.c, 'passkey_stepup_options');
+    t.clock.advanceSeconds(5 * 60 + 1);
+    const res = await post(m.c, 'passkey_stepup_verify', m.auth.assert(options.json.data));
+    expect([res.statusCode, res.json.errortype, res.json.data.reason]).toEqual([422, 'ActionError', 'challenge_expired']);
+    expect((await post(m.c, 'passkey_register_options')).json.data.reason).toBe('stepup_required');
   });
 
   it('needs a recent step-up for a second passkey, for passkey_stepup_window_seconds', async () => {
@@ -175,7 +212,7 @@ describe('passwordless sign-in', () => {
     expect(page.body).toContain('Sign in with a passkey');
     const options = await post(visitor, 'passkey_login_options');
     expect(options.statusCode).toBe(200);
-    expect(options.json.data.rpId).toBe(RP_ID);
+    expect(options.json.data).toMatchObject({ rpId: RP_ID, userVerification: 'required', timeout: 300_000 });
     expect(options.json.data.allowCredentials).toBeUndefined(); // any discoverable passkey of this site
     const res = await post(visitor, 'passkey_login_verify', m.auth.assert(options.json.data));
     expect(res.statusCode).toBe(200);
@@ -271,6 +308,15 @@ describe('passwordless sign-in', () => {
     expect([res.statusCode, res.json.errortype]).toEqual([401, 'AuthenticationError']);
   });
 
+  it('refuses an assertion without user verification', async () => {
+    const m = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    const res = await post(v, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { userVerified: false }));
+    expect([res.statusCode, res.json.errortype]).toEqual([401, 'AuthenticationError']);
+  });
+
   it('records the sign-in time, as /login does', async () => {
     const m = await memberWithPasskey();
     const v = webClient(t);
@@ -326,6 +372,9 @@ describe('rename and revoke', () => {
     const revoked = await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
     expect(revoked.json.data).toEqual({ revoked: true, passkey_id: a.passkeyId });
     expect((await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId })).json.data.reason).toBe('not_found');
+    // A revoked passkey is gone from the owner's CRUD reads too.
+    expect((await a.c.api('GET', '/api/v1/Passkeys')).json.num_results).toBe(0);
+    expect((await a.c.api('GET', `/api/v1/Passkey/${a.passkeyId}`)).statusCode).toBe(400);
     // With no live passkey left, a new first passkey needs the password again.
     expect((await post(a.c, 'passkey_register_options')).json.validation_errors.current_password).toBeDefined();
   });

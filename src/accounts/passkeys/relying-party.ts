@@ -20,3 +20,9 @@ export const SUPPORTED_ALGORITHMS = [-7, -257];
 export function userHandleOf(userId: number): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(`gatehouse-user-${userId}`);
 }
+
+/**
+ * A passkey is the whole sign-in, so the authenticator must verify the user (biometric, PIN or screen
+ * lock), not just their presence: asked for in every ceremony and required when verifying.
+ */
+export const USER_VERIFICATION = 'required' as const;

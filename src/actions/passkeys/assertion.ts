@@ -29,7 +29,7 @@ export async function verifyAssertion(
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
-      requireUserVerification: false,
+      requireUserVerification: true,
       // The library refuses a counter that did not grow; we log that instead (checkSignCount), so it is
       // given 0, which disables its check.
       credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as never },
