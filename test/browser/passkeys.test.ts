@@ -52,7 +52,10 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
     for (const [width, height] of [[1280, 800], [390, 844]] as const) {
       await page.setViewportSize({ width, height });
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${width}.png`), fullPage: true });
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate(() => {
+        const root = (globalThis as any).document.documentElement;
+        return (root.scrollWidth as number) - (root.clientWidth as number);
+      });
       expect([name, width, overflow]).toEqual([name, width, 0]);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
