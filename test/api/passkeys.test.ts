@@ -413,5 +413,13 @@ describe('Passkey over CRUD', () => {
       const res = await t.request({ method, url, headers: staff.headers, ...(method === 'POST' ? { payload: 'pky_label=x', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect([method, res.statusCode]).toEqual([method, 404]);
     }
+    // Not even its owner writes it over CRUD: rename and revoke are actions.
+    for (const [method, url] of [['PUT', `/api/v1/Passkey/${m.passkeyId}?pky_label=x`], ['DELETE', `/api/v1/Passkey/${m.passkeyId}`]] as const) {
+      const res = await m.c.api(method, url);
+      expect([method, res.statusCode]).toEqual([method, 404]);
+    }
+    const owner = await m.c.api('POST', '/api/v1/Passkey', { payload: { pky_label: 'x', pky_credential_id: 'x', pky_public_key: 'x' } });
+    expect(owner.statusCode).toBe(404);
+    expect((await m.c.api('GET', '/api/v1/Passkeys')).json.data.map((r: { pky_label: string }) => r.pky_label)).toEqual(['Laptop']);
   });
 });
