@@ -423,3 +423,47 @@ describe('Passkey over CRUD', () => {
     expect((await m.c.api('GET', '/api/v1/Passkeys')).json.data.map((r: { pky_label: string }) => r.pky_label)).toEqual(['Laptop']);
   });
 });
+
+describe('passkey pages', () => {
+  it('/profile/security needs a signed-in member and lists only their own live passkeys', async () => {
+    const anonymous = webClient(t);
+    const redirected = await anonymous.get('/profile/security');
+    expect(redirected.statusCode).toBe(303);
+    expect(redirected.headers.location).toBe('/login?next=%2Fprofile%2Fsecurity');
+
+    const a = await memberWithPasskey({ prf: true });
+    const b = await memberWithPasskey();
+    await post(b.c, 'passkey_rename', { passkey_id: b.passkeyId, label: 'Not yours <b>' });
+    const page = await a.c.get('/profile/security');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`<tr data-passkey-id="${a.passkeyId}">`);
+    expect(page.body).not.toContain(`data-passkey-id="${b.passkeyId}"`);
+    expect(page.body).toContain('<td data-label="PRF capable">Yes</td>');
+    expect(page.body).toContain('<td data-label="Last used">Never</td>');
+    // The first-passkey form (password) shows only while there is none; later ones need a step-up.
+    expect(page.body).toContain('data-first="false"');
+    expect(page.body).not.toContain('id="current_password"');
+    await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
+    const empty = await a.c.get('/profile/security');
+    expect(empty.body).toContain('id="no-passkeys"');
+    expect(empty.body).toContain('id="current_password"');
+  });
+
+  it('escapes labels and says only what it knows after a change', async () => {
+    const m = await memberWithPasskey();
+    await post(m.c, 'passkey_rename', { passkey_id: m.passkeyId, label: '<script>x</script>' });
+    const page = await m.c.get('/profile/security?done=renamed');
+    expect(page.body).toContain('&lt;script&gt;x&lt;/script&gt;');
+    expect(page.body).toContain('<p class="notice" id="passkey-done">Passkey renamed.</p>');
+    const other = await m.c.get('/profile/security?done=%3Cb%3Ehi');
+    expect(other.body).not.toContain('id="passkey-done"');
+  });
+
+  it('serves the WebAuthn browser library and the page script', async () => {
+    for (const [name, marker] of [['simplewebauthn-browser.js', 'SimpleWebAuthnBrowser'], ['passkeys.js', 'passkey_login_options']] as const) {
+      const res = await t.request({ method: 'GET', url: `/static/${name}` });
+      expect([name, res.statusCode, res.headers['content-type']]).toEqual([name, 200, 'application/javascript; charset=utf-8']);
+      expect(res.body).toContain(marker);
+    }
+  });
+});
