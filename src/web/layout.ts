@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { html, type SafeHtml } from './html.js';
+import { html, raw, type SafeHtml } from './html.js';
 import type { WebSession } from './sessions.js';
 
 export interface PageViewer {
@@ -40,7 +40,7 @@ export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Gatehouse</title>
 ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
-<style>${STYLE}</style>
+<style>${raw(STYLE)}</style>
 <script src="/static/serviceApi.js" defer></script>
 </head>
 <body>

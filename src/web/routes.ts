@@ -20,6 +20,8 @@ import { tierMembersPage } from './pages/admin/tier-members.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
+import { securityPage } from './pages/security.js';
+import { passkeyAssets } from './passkey-assets.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8' };
@@ -31,6 +33,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   });
 
   const assets = new Map(Object.entries(STATIC_FILES).map(([name, type]) => [name, { type, body: readFileSync(path.join(STATIC_DIR, name), 'utf8') }]));
+  for (const [name, asset] of passkeyAssets(STATIC_DIR)) assets.set(name, asset);
   web.get('/static/:name', async (request, reply) => {
     const asset = assets.get((request.params as { name: string }).name);
     if (!asset) return reply.code(404).type('text/plain').send('Not found');
@@ -61,4 +64,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   productAdminPages(web, services);
   subscriptionPage(web, services);
   orderPage(web, services);
+  securityPage(web, services);
 }

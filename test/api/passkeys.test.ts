@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPasskeyRevokeVeto } from '../../src/accounts/passkeys/vetoes.js';
+import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../../src/accounts/passkeys/vetoes.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
@@ -49,11 +49,15 @@ async function stepUp(c: WebClient, auth: SoftAuthenticator) {
 }
 
 describe('passkey actions are for browser sessions only', () => {
-  it('answers 403 AuthenticationError to API keys on every passkey action', async () => {
-    const { headers } = await t.keyHeaders();
-    for (const name of PASSKEY_ACTIONS) {
-      const res = await t.request({ method: 'POST', url: action(name), headers, payload: {} });
-      expect([name, res.statusCode, res.json.errortype]).toEqual([name, 403, 'AuthenticationError']);
+  it('answers 403 AuthenticationError to API keys (machine and session keys) on every passkey action', async () => {
+    const machine = await t.keyHeaders();
+    const u = await t.createUser();
+    const session = await t.login(u.email, u.password);
+    for (const headers of [machine.headers, session.headers]) {
+      for (const name of PASSKEY_ACTIONS) {
+        const res = await t.request({ method: 'POST', url: action(name), headers, payload: {} });
+        expect([name, res.statusCode, res.json.errortype]).toEqual([name, 403, 'AuthenticationError']);
+      }
     }
   });
 
@@ -97,8 +101,9 @@ describe('enrollment', () => {
     expect(o.rp).toEqual({ name: 'Gatehouse', id: RP_ID });
     expect(o.attestation).toBe('none');
     expect(o.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toEqual([-7, -257]);
-    expect(o.authenticatorSelection.residentKey).toBe('preferred');
-    expect(o.extensions).toEqual({ prf: {} });
+    expect(o.authenticatorSelection).toMatchObject({ residentKey: 'preferred', userVerification: 'required' });
+    expect(o.timeout).toBe(300_000);
+    expect(o.extensions.prf).toEqual({});
     expect(Buffer.from(o.challenge, 'base64url')).toHaveLength(32);
     const auth = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
     const res = await post(c, 'passkey_register_verify', { ...auth.register(o), label: 'Phone' });
@@ -126,6 +131,38 @@ describe('enrollment', () => {
     const again = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(options.json.data));
     expect(again.statusCode).toBe(422);
     expect(again.json.data.reason).toBe('no_ceremony');
+  });
+
+  it('refuses a credential made without user verification', async () => {
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const options = await post(c, 'passkey_register_options', { current_password: u.password });
+    const res = await post(c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID, { userVerified: false }).register(options.json.data));
+    expect([res.statusCode, res.json.data.reason]).toEqual([422, 'verification_failed']);
+  });
+
+  it('keeps one ceremony per session: a new options call replaces the pending one, of any kind', async () => {
+    const m = await memberWithPasskey();
+    await stepUp(m.c, m.auth);
+    const register = await post(m.c, 'passkey_register_options');
+    expect(register.statusCode).toBe(200);
+    const stepup = await post(m.c, 'passkey_stepup_options');
+    const replaced = await post(m.c, 'passkey_register_verify', new SoftAuthenticator(ORIGIN, RP_ID).register(register.json.data));
+    expect([replaced.statusCode, replaced.json.data.reason]).toEqual([422, 'no_ceremony']);
+    // Same kind: the newer challenge replaces the older, which can no longer be answered.
+    const first = await post(m.c, 'passkey_stepup_options');
+    const stale = await post(m.c, 'passkey_stepup_verify', m.auth.assert(stepup.json.data));
+    expect([stale.statusCode, stale.json.data.reason]).toEqual([422, 'verification_failed']);
+    expect((await post(m.c, 'passkey_stepup_verify', m.auth.assert(first.json.data))).json.data.reason).toBe('no_ceremony');
+  });
+
+  it('refuses a step-up whose challenge is older than 5 minutes', async () => {
+    const m = await memberWithPasskey();
+    const options = await post(m.c, 'passkey_stepup_options');
+    t.clock.advanceSeconds(5 * 60 + 1);
+    const res = await post(m.c, 'passkey_stepup_verify', m.auth.assert(options.json.data));
+    expect([res.statusCode, res.json.errortype, res.json.data.reason]).toEqual([422, 'ActionError', 'challenge_expired']);
+    expect((await post(m.c, 'passkey_register_options')).json.data.reason).toBe('stepup_required');
   });
 
   it('needs a recent step-up for a second passkey, for passkey_stepup_window_seconds', async () => {
@@ -175,8 +212,8 @@ describe('passwordless sign-in', () => {
     expect(page.body).toContain('Sign in with a passkey');
     const options = await post(visitor, 'passkey_login_options');
     expect(options.statusCode).toBe(200);
-    expect(options.json.data.rpId).toBe(RP_ID);
-    expect(options.json.data.allowCredentials).toEqual([]);
+    expect(options.json.data).toMatchObject({ rpId: RP_ID, userVerification: 'required', timeout: 300_000 });
+    expect(options.json.data.allowCredentials).toBeUndefined(); // any discoverable passkey of this site
     const res = await post(visitor, 'passkey_login_verify', m.auth.assert(options.json.data));
     expect(res.statusCode).toBe(200);
     expect(res.json.data.user_id).toBe(m.userId);
@@ -254,6 +291,58 @@ describe('passwordless sign-in', () => {
     await v2.get('/login');
     o = await post(v2, 'passkey_login_options');
     expect((await post(v2, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { counter: 3 }))).statusCode).toBe(200);
+    // The stored counter never goes back.
+    const row = await t.database.db.selectFrom('pky_passkeys').select('pky_sign_count').where('pky_passkey_id', '=', m.passkeyId).executeTakeFirstOrThrow();
+    expect(Number(row.pky_sign_count)).toBe(10);
+  });
+
+  it('refuses an assertion whose user handle is not the passkey owner\'s', async () => {
+    const m = await memberWithPasskey();
+    const other = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    const assertion = m.auth.assert(o.json.data) as { response: Record<string, unknown> };
+    assertion.response.userHandle = other.auth.credentials[0]!.userHandle;
+    const res = await post(v, 'passkey_login_verify', assertion);
+    expect([res.statusCode, res.json.errortype]).toEqual([401, 'AuthenticationError']);
+  });
+
+  it('refuses an assertion without user verification', async () => {
+    const m = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    const res = await post(v, 'passkey_login_verify', m.auth.assert(o.json.data, undefined, { userVerified: false }));
+    expect([res.statusCode, res.json.errortype]).toEqual([401, 'AuthenticationError']);
+  });
+
+  it('records the sign-in time, as /login does', async () => {
+    const m = await memberWithPasskey();
+    const v = webClient(t);
+    await v.get('/login');
+    const o = await post(v, 'passkey_login_options');
+    expect((await post(v, 'passkey_login_verify', m.auth.assert(o.json.data))).statusCode).toBe(200);
+    const row = await t.database.db.selectFrom('usr_users').select('usr_lastlogin_time').where('usr_user_id', '=', m.userId).executeTakeFirstOrThrow();
+    expect(row.usr_lastlogin_time?.getTime()).toBe(t.clock.now().getTime());
+  });
+
+  it('lets a registered sign-in veto (a vault owner needs the password) refuse a valid passkey, leaving the visitor signed out', async () => {
+    const m = await memberWithPasskey();
+    const unregister = registerPasskeySignInVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'password_required', message: 'This account signs in with its password' } : null));
+    try {
+      const v = webClient(t);
+      await v.get('/login');
+      const o = await post(v, 'passkey_login_options');
+      const res = await post(v, 'passkey_login_verify', m.auth.assert(o.json.data));
+      expect(res.statusCode).toBe(422);
+      expect(res.json).toMatchObject({ errortype: 'ActionError', error: 'This account signs in with its password', data: { reason: 'password_required' } });
+      expect((await v.api('GET', '/api/v1/auth/session')).statusCode).toBe(401);
+      // Step-up in an existing session is unaffected.
+      await stepUp(m.c, m.auth);
+    } finally {
+      unregister();
+    }
   });
 
   it('refuses a passkey of a disabled user', async () => {
@@ -283,6 +372,9 @@ describe('rename and revoke', () => {
     const revoked = await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
     expect(revoked.json.data).toEqual({ revoked: true, passkey_id: a.passkeyId });
     expect((await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId })).json.data.reason).toBe('not_found');
+    // A revoked passkey is gone from the owner's CRUD reads too.
+    expect((await a.c.api('GET', '/api/v1/Passkeys')).json.num_results).toBe(0);
+    expect((await a.c.api('GET', `/api/v1/Passkey/${a.passkeyId}`)).statusCode).toBe(400);
     // With no live passkey left, a new first passkey needs the password again.
     expect((await post(a.c, 'passkey_register_options')).json.validation_errors.current_password).toBeDefined();
   });
@@ -314,12 +406,64 @@ describe('Passkey over CRUD', () => {
     expect(row).not.toHaveProperty('pky_sign_count');
     const staff = await t.staffHeaders({ userPermission: 10 });
     const single = await t.request({ method: 'GET', url: `/api/v1/Passkey/${m.passkeyId}`, headers: staff.headers });
-    expect(single.statusCode).toBe(400);
+    expect([single.statusCode, single.json.errortype]).toEqual([403, 'AuthenticationError']);
     const list = await t.request({ method: 'GET', url: '/api/v1/Passkeys', headers: staff.headers });
     expect(list.json.num_results).toBe(0);
     for (const [method, url] of [['POST', '/api/v1/Passkey'], ['PUT', `/api/v1/Passkey/${m.passkeyId}?pky_label=x`], ['DELETE', `/api/v1/Passkey/${m.passkeyId}`]] as const) {
       const res = await t.request({ method, url, headers: staff.headers, ...(method === 'POST' ? { payload: 'pky_label=x', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect([method, res.statusCode]).toEqual([method, 404]);
+    }
+    // Not even its owner writes it over CRUD: rename and revoke are actions.
+    for (const [method, url] of [['PUT', `/api/v1/Passkey/${m.passkeyId}?pky_label=x`], ['DELETE', `/api/v1/Passkey/${m.passkeyId}`]] as const) {
+      const res = await m.c.api(method, url);
+      expect([method, res.statusCode]).toEqual([method, 404]);
+    }
+    const owner = await m.c.api('POST', '/api/v1/Passkey', { payload: { pky_label: 'x', pky_credential_id: 'x', pky_public_key: 'x' } });
+    expect(owner.statusCode).toBe(404);
+    expect((await m.c.api('GET', '/api/v1/Passkeys')).json.data.map((r: { pky_label: string }) => r.pky_label)).toEqual(['Laptop']);
+  });
+});
+
+describe('passkey pages', () => {
+  it('/profile/security needs a signed-in member and lists only their own live passkeys', async () => {
+    const anonymous = webClient(t);
+    const redirected = await anonymous.get('/profile/security');
+    expect(redirected.statusCode).toBe(303);
+    expect(redirected.headers.location).toBe('/login?next=%2Fprofile%2Fsecurity');
+
+    const a = await memberWithPasskey({ prf: true });
+    const b = await memberWithPasskey();
+    await post(b.c, 'passkey_rename', { passkey_id: b.passkeyId, label: 'Not yours <b>' });
+    const page = await a.c.get('/profile/security');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`<tr data-passkey-id="${a.passkeyId}">`);
+    expect(page.body).not.toContain(`data-passkey-id="${b.passkeyId}"`);
+    expect(page.body).toContain('<td data-label="PRF capable">Yes</td>');
+    expect(page.body).toContain('<td data-label="Last used">Never</td>');
+    // The first-passkey form (password) shows only while there is none; later ones need a step-up.
+    expect(page.body).toContain('data-first="false"');
+    expect(page.body).not.toContain('id="current_password"');
+    await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
+    const empty = await a.c.get('/profile/security');
+    expect(empty.body).toContain('id="no-passkeys"');
+    expect(empty.body).toContain('id="current_password"');
+  });
+
+  it('escapes labels and says only what it knows after a change', async () => {
+    const m = await memberWithPasskey();
+    await post(m.c, 'passkey_rename', { passkey_id: m.passkeyId, label: '<script>x</script>' });
+    const page = await m.c.get('/profile/security?done=renamed');
+    expect(page.body).toContain('&lt;script&gt;x&lt;/script&gt;');
+    expect(page.body).toContain('<p class="notice" id="passkey-done">Passkey renamed.</p>');
+    const other = await m.c.get('/profile/security?done=%3Cb%3Ehi');
+    expect(other.body).not.toContain('id="passkey-done"');
+  });
+
+  it('serves the WebAuthn browser library and the page script', async () => {
+    for (const [name, marker] of [['simplewebauthn-browser.js', 'SimpleWebAuthnBrowser'], ['passkeys.js', 'passkey_login_options']] as const) {
+      const res = await t.request({ method: 'GET', url: `/static/${name}` });
+      expect([name, res.statusCode, res.headers['content-type']]).toEqual([name, 200, 'application/javascript; charset=utf-8']);
+      expect(res.body).toContain(marker);
     }
   });
 });

@@ -22,7 +22,7 @@ export interface WebClient {
   jar: CookieJar;
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse & { json: any }>;
   postForm(url: string, fields: Record<string, string>): Promise<LightMyRequestResponse & { json: any }>;
-  api(method: 'GET' | 'POST', url: string, opts?: { csrf?: string | null; payload?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse & { json: any }>;
+  api(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, opts?: { csrf?: string | null; payload?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse & { json: any }>;
   csrf(): string;
   formToken(html: string, formAction?: string): string;
 }

@@ -38,14 +38,14 @@ export class SoftAuthenticator {
   constructor(
     readonly origin: string,
     readonly rpId: string,
-    private readonly opts: { prf?: boolean } = {},
+    private readonly opts: { prf?: boolean; userVerified?: boolean } = {},
   ) {}
 
   /** The JSON startRegistration() would resolve with, for the options the server sent. */
   register(options: { challenge: string; user: { id: string } }): Record<string, unknown> {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const id = randomBytes(16);
-    const flags = 0x01 | 0x04 | 0x40; // user present, user verified, attested credential data
+    const flags = 0x01 | this.uvFlag(this.opts.userVerified) | 0x40; // user present, user verified, attested credential data
     const counter = Buffer.alloc(4);
     const idLen = Buffer.alloc(2);
     idLen.writeUInt16BE(id.length);
@@ -67,12 +67,20 @@ export class SoftAuthenticator {
     };
   }
 
+  private uvFlag(verified: boolean | undefined): number {
+    return verified === false ? 0 : 0x04;
+  }
+
   /** The JSON startAuthentication() would resolve with; `counter` overrides the next sign count. */
-  assert(options: { challenge: string }, cred: SoftCredential = this.credentials[0]!, overrides: { counter?: number; origin?: string } = {}): Record<string, unknown> {
+  assert(
+    options: { challenge: string },
+    cred: SoftCredential = this.credentials[0]!,
+    overrides: { counter?: number; origin?: string; userVerified?: boolean } = {},
+  ): Record<string, unknown> {
     cred.signCount = overrides.counter ?? cred.signCount + 1;
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(cred.signCount);
-    const authData = Buffer.concat([sha256(this.rpId), Buffer.from([0x01 | 0x04]), counter]);
+    const authData = Buffer.concat([sha256(this.rpId), Buffer.from([0x01 | this.uvFlag(overrides.userVerified ?? this.opts.userVerified)]), counter]);
     const cdj = clientData('webauthn.get', options.challenge, overrides.origin ?? this.origin);
     const signature = createSign('sha256').update(Buffer.concat([authData, sha256(cdj)])).sign(cred.privateKey);
     return {

@@ -1,5 +1,6 @@
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
-import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { defineAction } from '../define.js';
 import { BROWSER_ONLY, relyingParty, webOf } from './shared.js';
 
@@ -14,7 +15,7 @@ export default defineAction({
   async run({ db, clock, settings, web }) {
     const w = webOf(web);
     const rp = relyingParty(w, settings);
-    const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: 300_000 });
+    const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: USER_VERIFICATION, timeout: CEREMONY_TTL_MS });
     await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'login', challenge: options.challenge, userId: null });
     return { data: options as unknown as Record<string, unknown> };
   },

@@ -1,10 +1,10 @@
-import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { consumeCeremony } from '../../accounts/passkeys/ceremonies.js';
-import { passkeyByCredentialId, touchPasskey } from '../../accounts/passkeys/credentials.js';
-import { authError } from '../../http/errors.js';
+import { passkeyByCredentialId } from '../../accounts/passkeys/credentials.js';
+import { firstSignInVeto } from '../../accounts/passkeys/vetoes.js';
+import { authError, businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, CREDENTIAL_INPUT, authenticationResponse, relyingParty, webOf } from './shared.js';
-import { checkSignCount } from './sign-count.js';
+import { verifyAssertion } from './assertion.js';
+import { BROWSER_ONLY, CREDENTIAL_INPUT, relyingParty, webOf } from './shared.js';
 
 /**
  * Completes passkey sign-in and signs the browser session in, like /login. Every failure is one identical
@@ -28,24 +28,12 @@ export default defineAction({
     if (ceremony.kind !== 'ok') throw await refuse();
     const passkey = await passkeyByCredentialId(db, input.id);
     if (!passkey) throw await refuse();
-    const rp = relyingParty(w, settings);
-    let verification;
-    try {
-      verification = await verifyAuthenticationResponse({
-        response: authenticationResponse(input),
-        expectedChallenge: ceremony.challenge,
-        expectedOrigin: rp.origin,
-        expectedRPID: rp.id,
-        requireUserVerification: false,
-        credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount, transports: passkey.transports as never },
-      });
-    } catch {
-      throw await refuse();
-    }
-    if (!verification.verified) throw await refuse();
-    const newCount = verification.authenticationInfo.newCounter;
-    checkSignCount(log, passkey, newCount);
-    await touchPasskey(db, passkey.id, Math.max(newCount, passkey.signCount), clock.now());
+    if (!(await verifyAssertion({ db, clock, log }, input, ceremony.challenge, passkey, relyingParty(w, settings)))) throw await refuse();
+    // The holder of the passkey is proven; a consumer may still want a second factor (a vault's owner signs
+    // in with the password).
+    const veto = await firstSignInVeto(db, { userId: passkey.userId, passkeyId: passkey.id });
+    if (veto) throw businessError(veto.message, { reason: veto.reason });
+    await db.updateTable('usr_users').set({ usr_lastlogin_time: clock.now() }).where('usr_user_id', '=', passkey.userId).execute();
     w.signInAfterSuccess(passkey.userId);
     return { data: { user_id: passkey.userId }, message: 'Signed in with your passkey.', redirect: '/' };
   },

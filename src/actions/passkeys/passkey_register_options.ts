@@ -1,8 +1,8 @@
 import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { verifySecret } from '../../accounts/passwords.js';
-import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
-import { SUPPORTED_ALGORITHMS } from '../../accounts/passkeys/relying-party.js';
+import { SUPPORTED_ALGORITHMS, USER_VERIFICATION, userHandleOf } from '../../accounts/passkeys/relying-party.js';
 import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
@@ -42,11 +42,11 @@ export default defineAction({
       rpID: rp.id,
       userName: me.usr_email,
       userDisplayName: [me.usr_first_name, me.usr_last_name].filter(Boolean).join(' ') || me.usr_email,
-      userID: new TextEncoder().encode(`gatehouse-user-${me.usr_user_id}`),
+      userID: userHandleOf(me.usr_user_id),
       attestationType: 'none',
-      timeout: 300_000,
+      timeout: CEREMONY_TTL_MS,
       excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
-      authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+      authenticatorSelection: { residentKey: 'preferred', userVerification: USER_VERIFICATION },
       supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
       extensions: { prf: {} } as never,
     });

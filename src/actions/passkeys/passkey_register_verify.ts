@@ -28,7 +28,7 @@ export default defineAction({
         expectedChallenge: ceremony.challenge,
         expectedOrigin: rp.origin,
         expectedRPID: rp.id,
-        requireUserVerification: false,
+        requireUserVerification: true,
         supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
       });
     } catch (e) {

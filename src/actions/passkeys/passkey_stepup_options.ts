@@ -1,5 +1,6 @@
 import { generateAuthenticationOptions } from '@simplewebauthn/server';
-import { beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
+import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
 import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
@@ -21,8 +22,8 @@ export default defineAction({
     const rp = relyingParty(w, settings);
     const options = await generateAuthenticationOptions({
       rpID: rp.id,
-      userVerification: 'preferred',
-      timeout: 300_000,
+      userVerification: USER_VERIFICATION,
+      timeout: CEREMONY_TTL_MS,
       allowCredentials: own.map((p) => ({ id: p.credentialId, transports: p.transports })),
     });
     await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'stepup', challenge: options.challenge, userId: me.usr_user_id });

@@ -21,7 +21,7 @@ export const CREDENTIAL_INPUT = {
   authenticatorAttachment: { type: 'string', max_length: 32 },
 } as const satisfies InputSchema;
 
-type CredentialInput = {
+export type CredentialInput = {
   id: string;
   rawId: string;
   type: 'public-key';

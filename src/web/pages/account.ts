@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { page, sendPage, type PageViewer } from '../layout.js';
 import { checkFormToken, formToken } from '../sessions.js';
 import { pageViewer, safeLocalPath } from '../viewer.js';
+import { passkeySignIn } from './passkey-sign-in.js';
 
 function field(request: FastifyRequest, name: string): string {
   const body = (request.body ?? {}) as Record<string, unknown>;
@@ -30,8 +31,11 @@ function loginForm(viewer: PageViewer, opts: { email?: string; next?: string; er
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button class="primary" type="submit">Sign in</button>
   </form>
+  ${passkeySignIn(opts.next ?? '/')}
   <p>No account yet? <a href="/register">Register</a>.</p>
-</div>`,
+</div>
+<script src="/static/simplewebauthn-browser.js" defer></script>
+<script src="/static/passkeys.js" defer></script>`,
     { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' },
   );
 }
@@ -45,7 +49,7 @@ export function accountPages(web: FastifyInstance, services: Services): void {
     const body = viewer.user
       ? html`<div class="card"><p>Signed in as <strong>${viewer.displayName}</strong> (${viewer.user.usr_email}).</p>
           ${viewer.session?.loginAsBy ? html`<p class="notice">You are signed in as this member on behalf of a staff account.</p>` : ''}
-          <p><a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a></p></div>`
+          <p><a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a> · <a href="/profile/security">Security and passkeys</a></p></div>`
       : html`<div class="card"><p>Welcome. <a href="/login">Sign in</a> or <a href="/register">register</a>.</p></div>`;
     return sendPage(reply, page(viewer, 'Home', body, { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' }));
   });
