@@ -20,9 +20,11 @@ import { tierMembersPage } from './pages/admin/tier-members.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
+import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8' };
+STATIC_FILES['drive.js'] = 'application/javascript; charset=utf-8';
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -61,4 +63,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   productAdminPages(web, services);
   subscriptionPage(web, services);
   orderPage(web, services);
+  drivePage(web, services);
 }
