@@ -20,6 +20,7 @@ import { tierMembersPage } from './pages/admin/tier-members.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
+import { driveFilePages } from './pages/drive-files.js';
 import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
