@@ -47,7 +47,8 @@ const STYLE = `
 #drive .quota{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
 #drive .quota progress{flex:1 1 12rem;height:.8rem}
 #drive .quota.near progress{accent-color:#b3261e}
-#drive td.name{overflow-wrap:anywhere}#drive td.name .icon{margin-right:.35rem}
+#drive td.name{overflow-wrap:anywhere}#drive td.name svg{width:1.1em;height:1.1em;vertical-align:-.15em;margin-right:.4rem;fill:none;stroke:#59636e;stroke-width:1.6}
+#drive td.name .folder svg{stroke:#2454d6}
 #drive td.ops button.link{margin-right:.6rem}
 #drive #upload-panel progress{width:100%;height:1rem}
 #drive .dialog{position:fixed;inset:0;background:rgba(15,20,30,.45);display:flex;align-items:center;justify-content:center;padding:1rem;z-index:10}
@@ -56,6 +57,8 @@ const STYLE = `
 #drive .dialog ul{padding-left:0;list-style:none}#drive .dialog li{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;padding:.3rem 0;border-bottom:1px solid #e5e8ec}
 #drive .dialog li .grantee{flex:1 1 10rem;overflow-wrap:anywhere}#drive .dialog li select{width:auto}
 #drive .dialog li span{overflow-wrap:anywhere}
+@media (max-width:600px){#drive table.stack td[data-label]::before{content:none}#drive table.stack td.size,#drive table.stack td.time{display:inline;color:#59636e;font-size:.85rem}
+#drive table.stack td.size:not(:empty)::after{content:" · "}#drive table.stack td.name{font-weight:600}#drive td.ops{padding-top:.3rem}}
 #drive .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}#drive .row>*{flex:1 1 10rem}#drive .row button{flex:0 0 auto}
 `;
 
@@ -98,7 +101,7 @@ function quotaCard(q: Quota): SafeHtml {
   return html`<div class="card quota${near ? ' near' : ''}" id="quota">
 <span id="quota-text"><strong>${formatBytes(q.usedBytes)}</strong> of ${formatBytes(total)} used</span>
 <progress id="quota-bar" max="${total}" value="${Math.min(q.usedBytes, total)}" aria-label="Storage used">${Math.round(share * 100)}%</progress>
-<span id="quota-tier">${q.tierName}</span>
+<span id="quota-tier">${q.tierName ? html`<strong>${q.tierName}</strong> plan` : ''}</span>
 ${near ? html`<a id="upgrade-link" href="${UPGRADE_URL}">${share >= 1 ? 'Your storage is full: upgrade' : 'Running out of space? Upgrade'}</a>` : ''}
 </div>`;
 }
@@ -134,17 +137,20 @@ function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
   return ops;
 }
 
+const FOLDER_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M3 6.5A1.5 1.5 0 0 1 4.5 5h4.6l2 2.2h8.4A1.5 1.5 0 0 1 21 8.7v9.8a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 18.5z"/></svg>`;
+const FILE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 3h8l5 5v12a1 1 0 0 1-1 1H6a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1z"/><path d="M14 3v5h5"/></svg>`;
+
 function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
   return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="${f.name}">
-<td class="name" data-label="Name"><span class="icon" aria-hidden="true">📁</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}</td>
-<td data-label="Size">—</td><td data-label="Modified">${f.update_time}</td>
+<td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}</td>
+<td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('folder', r)}</td></tr>`;
 }
 
 function fileRow(f: DriveFile, r: RowRights): SafeHtml {
   return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${f.name}">
-<td class="name" data-label="Name"><span class="icon" aria-hidden="true">📄</span>${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}">${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
-<td data-label="Size">${formatBytes(f.size_bytes)}</td><td data-label="Modified">${f.update_time}</td>
+<td class="name" data-label="Name">${FILE_ICON}${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}">${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
+<td class="size" data-label="Size">${formatBytes(f.size_bytes)}</td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('file', r)}</td></tr>`;
 }
 
