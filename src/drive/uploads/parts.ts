@@ -102,21 +102,35 @@ class ChunkMeter extends Transform {
 /**
  * Writes one chunk of `length` bytes from `body` at `start` (the part file's end), feeding `hash`. The
  * whole chunk must arrive within `stallMs`; on any failure the file is cut back to `start` and the error
- * says why (ChunkBodyError), so the caller can answer and leave received_bytes as it was.
+ * says why (ChunkBodyError), so the caller can answer and leave received_bytes as it was. The request
+ * stream itself is only detached, never destroyed, so a stalled client still gets its answer.
  */
 export async function appendChunk(opts: { file: string; start: number; length: number; body: Readable; hash: Hash; stallMs: number }): Promise<void> {
   await mkdir(path.dirname(opts.file), { recursive: true });
   await (await open(opts.file, 'a')).close();
   await truncate(opts.file, opts.start);
-  const signal = AbortSignal.timeout(opts.stallMs);
+  const { body } = opts;
+  const meter = new ChunkMeter(opts.length, opts.hash);
+  const fail = (failure: ChunkFailure) => {
+    body.unpipe(meter);
+    meter.destroy(new ChunkBodyError(failure));
+  };
+  const stall = setTimeout(() => fail('stalled'), opts.stallMs);
+  const dropped = () => fail('dropped');
+  const closed = () => {
+    if (!body.readableEnded) fail('dropped');
+  };
+  body.once('error', dropped);
+  body.once('close', closed);
+  body.pipe(meter);
   try {
-    await pipeline(opts.body, new ChunkMeter(opts.length, opts.hash), createWriteStream(opts.file, { flags: 'r+', start: opts.start }), { signal });
+    await pipeline(meter, createWriteStream(opts.file, { flags: 'r+', start: opts.start }));
   } catch (e) {
     await truncate(opts.file, opts.start).catch(() => {});
-    if (e instanceof ChunkBodyError) throw e;
-    if (signal.aborted) throw new ChunkBodyError('stalled');
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (e as Error).message === 'aborted') throw new ChunkBodyError('dropped');
     throw e;
+  } finally {
+    clearTimeout(stall);
+    body.off('error', dropped);
+    body.off('close', closed);
   }
 }

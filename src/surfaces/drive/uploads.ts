@@ -94,6 +94,8 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
         await appendChunk({ file, start: range.start, length: range.length, body: request.body as Readable, hash, stallMs: chunkTimings.stallMs });
       } catch (e) {
         if (!(e instanceof ChunkBodyError)) throw e;
+        // The rest of a failed chunk's body is not read: the connection ends with this answer.
+        reply.header('connection', 'close');
         if (e.failure === 'stalled') throw transactionError('The chunk took too long and was discarded; send it again', 408, { received_bytes: received });
         throw validationError({ body: `must be exactly the ${range.length} bytes the Content-Range names` }, 'The chunk was discarded; send it again');
       }
