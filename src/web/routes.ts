@@ -65,4 +65,5 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   subscriptionPage(web, services);
   orderPage(web, services);
   drivePage(web, services);
+  driveFilePages(web, services);
 }
