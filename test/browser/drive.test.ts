@@ -1,14 +1,24 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
-import { expect, it } from 'vitest';
+import type { Page, Route } from 'playwright-core';
+import { afterAll, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
 import { createTier } from '../helpers/tiers.js';
 
 // The member's /drive page in Chromium: folders, the share dialog, links, the trash, the quota line, at
-// desktop and phone sizes. Every change goes through the drive_* actions from the page's script.
+// desktop and phone sizes; an upload with its progress bar that survives a lost answer and a dropped
+// connection, then downloaded and shared by link. Every change goes through the drive_* actions and the
+// chunk endpoints from the page's script.
+
+const CHUNK = 64 * 1024;
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-drive-browser-'));
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describeBrowser('browser: the member Drive page', () => {
-  const fx = useBrowserServer({ settings: { drive_active: true } });
+  const fx = useBrowserServer({ config: { dataDir }, settings: { drive_active: true, drive_upload_chunk_bytes: CHUNK } });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   async function signedIn(viewport: { width: number; height: number }, tierName: string, features: Record<string, number | boolean>) {
     const t = fx.t;
@@ -78,5 +88,72 @@ describeBrowser('browser: the member Drive page', () => {
     await Promise.all([page.waitForURL(/done=folder/), page.click('#folder-form button[type=submit]')]);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-390.png'), fullPage: true });
     await noHorizontalOverflow(page);
+  });
+
+  it('uploads a file with a progress bar through a lost answer and a dropped connection, then downloads and shares it', async () => {
+    const t = fx.t;
+    const { page } = await signedIn({ width: 1280, height: 800 }, 'uploader', { drive_storage_bytes: 10 * 1024 ** 2, drive_max_file_bytes: 5 * 1024 ** 2, drive_share_links: true, drive_versioning_depth: 3 });
+    const bytes = randomBytes(5 * CHUNK + 1234);
+
+    // Chunk 2's answer is lost after the server stored it; chunk 4's connection drops before it arrives.
+    const seen: string[] = [];
+    const progressSeen: number[] = [];
+    await page.route('**/api/v1/drive_upload/**', async (route: Route) => {
+      const req = route.request();
+      if (req.method() !== 'PUT') return route.continue();
+      const range = req.headers()['content-range'] ?? '';
+      seen.push(range);
+      progressSeen.push(await page.evaluate(() => (document.getElementById('upload-progress') as HTMLProgressElement).value));
+      const start = Number(/bytes (\d+)-/.exec(range)?.[1]);
+      if (start === CHUNK && seen.filter((r) => r === range).length === 1) {
+        await route.fetch();
+        return route.abort('connectionreset');
+      }
+      if (start === 3 * CHUNK && seen.filter((r) => r === range).length === 1) return route.abort('connectionreset');
+      return route.continue();
+    });
+
+    await page.setInputFiles('#upload-input', { name: 'report 2026.bin', mimeType: 'application/octet-stream', buffer: bytes });
+    await page.locator('#upload-panel').waitFor({ state: 'visible' });
+    await page.waitForURL(/done=uploaded/, { timeout: 30_000 });
+    expect(await page.locator('#done').textContent()).toBe('Upload complete.');
+
+    // Every chunk went once, the two troubled ones twice (the lost answer resumed from received_bytes).
+    const starts = seen.map((r) => Number(/bytes (\d+)-/.exec(r)?.[1]) / CHUNK);
+    expect(starts).toEqual([0, 1, 2, 3, 3, 4, 5]);
+    expect(progressSeen.some((v) => v > 0 && v < bytes.length)).toBe(true);
+
+    const row = page.locator('tr[data-kind=file]', { hasText: 'report 2026.bin' });
+    expect(await row.count()).toBe(1);
+    const file = await t.services.db.selectFrom('fil_files').innerJoin('fbb_file_blobs', 'fbb_file_blob_id', 'fil_fbb_file_blob_id').select(['fil_file_id', 'fil_size_bytes', 'fbb_sha256']).where('fil_name', '=', 'report 2026.bin').executeTakeFirstOrThrow();
+    expect([Number(file.fil_size_bytes), file.fbb_sha256.trim()]).toEqual([bytes.length, sha256(bytes)]);
+    expect(await page.locator('#quota-text').textContent()).toBe('321 KB of 10 MB used');
+
+    // Download it.
+    const [download] = await Promise.all([page.waitForEvent('download'), row.locator('a.download').click()]);
+    expect(download.suggestedFilename()).toBe('report 2026.bin');
+    expect(sha256(readFileSync(await download.path()))).toBe(sha256(bytes));
+
+    // Share it by link, with a password; the link works for anyone, once unlocked, until revoked.
+    await row.locator('button[data-op=links]').click();
+    await page.locator('#links-dialog').waitFor({ state: 'visible' });
+    await page.fill('#link-password', 'letmein');
+    await page.click('#link-form button[type=submit]');
+    await page.locator('#link-created').waitFor({ state: 'visible' });
+    const url = (await page.locator('#link-url').textContent())!;
+    expect(url).toMatch(new RegExp(`^${t.baseUrl}/s/[0-9a-f]{64}$`));
+    expect(await page.locator('#link-list li').count()).toBe(1);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-link-1280.png'), fullPage: true });
+
+    const stranger = await (await fx.browser.newContext()).newPage();
+    await stranger.goto(url);
+    await stranger.fill('input[type=password]', 'letmein');
+    const [shared] = await Promise.all([stranger.waitForEvent('download'), stranger.click('main button[type=submit]')]);
+    expect(sha256(readFileSync(await shared.path()))).toBe(sha256(bytes));
+
+    await page.locator('#link-list button.link-revoke').click();
+    await page.locator('#links-empty').waitFor({ state: 'visible' });
+    const gone = await fetch(url);
+    expect(gone.status).toBe(404);
   });
 });

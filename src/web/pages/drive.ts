@@ -149,7 +149,7 @@ function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
 
 function fileRow(f: DriveFile, r: RowRights): SafeHtml {
   return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${f.name}">
-<td class="name" data-label="Name">${FILE_ICON}${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}">${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
+<td class="name" data-label="Name">${FILE_ICON}${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}" download>${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
 <td class="size" data-label="Size">${formatBytes(f.size_bytes)}</td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('file', r)}</td></tr>`;
 }

@@ -147,12 +147,15 @@ document.addEventListener('DOMContentLoaded', function () {
     return putChunk(token, file, offset, end).then(function (got) {
       return sendFrom(token, file, chunk, got, 0);
     }, function (err) {
-      // 409: the server holds a different amount than we sent from; it says how much.
-      if (err.status === 409 && typeof err.data.received_bytes === 'number') {
-        return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1);
-      }
-      if (err.status && err.status !== 429 && err.status < 500) throw err;
       if (attempts + 1 >= MAX_ATTEMPTS) throw err;
+      // 409: the server holds a different amount than we sent from (an answer that never arrived), or
+      // another request of this upload is still running; it says how much it holds.
+      if (err.status === 409 && typeof err.data.received_bytes === 'number') {
+        var pause = err.data.reason === 'chunk_in_progress' ? 500 * (attempts + 1) : 0;
+        return wait(pause).then(function () { return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1); });
+      }
+      // 408: the chunk stalled and was discarded; anything else below 500 (but 429) will not get better.
+      if (err.status && err.status !== 408 && err.status !== 429 && err.status < 500) throw err;
       barText.textContent = 'Connection lost; resuming…';
       return wait(Math.min(8000, 250 * Math.pow(2, attempts))).then(function () {
         return receivedBytes(token);
