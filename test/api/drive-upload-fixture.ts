@@ -86,3 +86,12 @@ export async function upload(t: TestApp, headers: Record<string, string>, bytes:
   await sendAll(t, headers, opened.json.data.upload_token, bytes);
   return action(t, headers, 'drive_upload_complete', { upload_token: opened.json.data.upload_token });
 }
+
+/** A member who can also sign in on the website (known email and password), on a tier with these features. */
+export async function memberWithLogin(t: TestApp, features: Record<string, FeatureValue>) {
+  const u = await t.createUser();
+  const key = await t.createMachineKey({ userId: u.userId });
+  const tier = await createTier(t, { name: `drive${++tierSeq}`, level: 10 + tierSeq, features });
+  await t.services.tiers.membership.assignManually(u.userId, tier.tierId, null);
+  return { ...u, headers: { public_key: key.publicKey, secret_key: key.secretKey } };
+}
