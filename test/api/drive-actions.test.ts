@@ -5,9 +5,9 @@ import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/types.js';
-import { FsBlobStore } from '../../src/drive/blobs/fs.js';
 import { recordChange } from '../../src/drive/changes.js';
 import { addVersion, createFileFromBlob, DRIVE_SOURCE, ingestBlob } from '../../src/drive/files.js';
+import { activeDriveStorage } from '../../src/drive/storage.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
@@ -37,11 +37,10 @@ const DRIVE_ACTIONS = [
 let t: TestApp;
 let plus: TestTier;
 let basic: TestTier;
-const blobDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-drive-actions-'));
-const store = new FsBlobStore(blobDir);
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-drive-actions-'));
 
 beforeAll(async () => {
-  t = await createTestApp({ settings: { drive_active: true } });
+  t = await createTestApp({ config: { dataDir }, settings: { drive_active: true } });
   plus = await createTier(t, {
     name: 'plus',
     displayName: 'Plus',
@@ -57,7 +56,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  rmSync(blobDir, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 interface Member {
@@ -97,6 +96,7 @@ async function invalid(m: Member, name: string, payload: Record<string, unknown>
 }
 
 async function storeBlob(trx: Kysely<DB>, content: string) {
+  const store = activeDriveStorage().blobs;
   const bytes = Buffer.from(content);
   const sha256 = sha256Hex(bytes);
   return ingestBlob(trx, store, { sha256, sizeBytes: bytes.length, mimeType: 'text/plain', time: t.clock.now() }, () =>
@@ -333,6 +333,21 @@ describe('trash, restore and delete forever', () => {
     expect(versions).toEqual([]);
     await refused(m, 'drive_versions', { file_id: fileId }, 'not_found');
     await refused(m, 'drive_restore', { file_id: fileId }, 'not_found');
+
+    // The bytes go with the blob sweep (after the unreferenced grace hour), the rows first.
+    const store = activeDriveStorage().blobs;
+    const key = (await blobRow(sha256Hex(content)))!.fbb_storage_key;
+    expect(await store.stat(key)).toEqual({ size: Buffer.byteLength(content) });
+    t.clock.advanceSeconds(2 * 3600);
+    try {
+      const [outcome] = await t.services.scheduler.runNow('reconcile_drive_usage');
+      expect(outcome).toMatchObject({ task: 'reconcile_drive_usage', result: { deleted_blobs: expect.any(Number) } });
+      expect(await blobRow(sha256Hex(content))).toBe(undefined);
+      expect(await blobRow(sha256Hex(`${content} v2`))).toBe(undefined);
+      expect(await store.stat(key)).toBe(null);
+    } finally {
+      t.clock.set('2026-03-01T12:00:00Z');
+    }
   });
 
   it("keeps a blob another file still references", async () => {

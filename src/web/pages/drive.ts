@@ -59,6 +59,7 @@ const STYLE = `
 #drive .dialog li span{overflow-wrap:anywhere}
 @media (max-width:600px){#drive table.stack td[data-label]::before{content:none}#drive table.stack td.size,#drive table.stack td.time{display:inline;color:#59636e;font-size:.85rem}
 #drive table.stack td.size:not(:empty)::after{content:" · "}#drive table.stack td.name{font-weight:600}#drive td.ops{padding-top:.3rem}}
+#drive input[type=datetime-local]{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit;background:#fff}
 #drive .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}#drive .row>*{flex:1 1 10rem}#drive .row button{flex:0 0 auto}
 `;
 
