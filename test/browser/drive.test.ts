@@ -35,7 +35,10 @@ describeBrowser('browser: the member Drive page', () => {
   }
 
   async function noHorizontalOverflow(page: Page) {
-    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    const [scroll, client] = await page.evaluate(() => {
+      const root = (globalThis as any).document.documentElement;
+      return [root.scrollWidth as number, root.clientWidth as number];
+    });
     expect(scroll).toBeLessThanOrEqual(client);
   }
 
@@ -103,7 +106,7 @@ describeBrowser('browser: the member Drive page', () => {
       if (req.method() !== 'PUT') return route.continue();
       const range = req.headers()['content-range'] ?? '';
       seen.push(range);
-      progressSeen.push(await page.evaluate(() => (document.getElementById('upload-progress') as HTMLProgressElement).value));
+      progressSeen.push(Number(await page.locator('#upload-progress').evaluate((bar) => (bar as unknown as { value: number }).value)));
       const start = Number(/bytes (\d+)-/.exec(range)?.[1]);
       if (start === CHUNK && seen.filter((r) => r === range).length === 1) {
         await route.fetch();
