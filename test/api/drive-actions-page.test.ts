@@ -114,11 +114,21 @@ describe('GET /drive', () => {
     const root = await m.web.get('/drive');
     expect(root.body).toContain('&lt;i&gt;Outer &amp; co');
     expect(root.body).not.toContain('<i>Outer & co');
-    expect(opsOf(root.body, 'folder', outer)).toEqual(['rename', 'share', 'trash']);
+    expect(opsOf(root.body, 'folder', outer)).toEqual(['rename', 'move', 'share', 'trash']);
 
     const inside = await m.web.get(`/drive?folder=${inner}`);
     expect(inside.body).toContain(`<a href="/drive?folder=${outer}">&lt;i&gt;Outer &amp; co</a> / <strong>Inner</strong>`);
-    expect(opsOf(inside.body, 'file', fileId)).toEqual(['rename', 'versions', 'share', 'links', 'trash']);
+    expect(opsOf(inside.body, 'file', fileId)).toEqual(['rename', 'versions', 'move', 'share', 'links', 'trash']);
+    // The move dialog offers the top level and every folder outside the trash, by path.
+    const gone = (await post(m, 'drive_folder_create', { name: 'Gone', parent_id: outer })).folder.folder_id;
+    await post(m, 'drive_folder_create', { name: 'Below gone', parent_id: gone });
+    await post(m, 'drive_trash', { folder_id: gone });
+    const options = [...(await m.web.get(`/drive?folder=${inner}`)).body.matchAll(/<option value="(\d*)">([^<]*)<\/option>/g)].map((o) => [o[1], o[2]]);
+    expect(options).toEqual([
+      ['', 'My files (top level)'],
+      [String(outer), '&lt;i&gt;Outer &amp; co'],
+      [String(inner), '&lt;i&gt;Outer &amp; co / Inner'],
+    ]);
     expect(inside.body).toContain(`<a class="download" href="/drive/file/${fileId}" download>notes.txt</a>`);
     expect(inside.body).toContain('id="upload-input"');
 

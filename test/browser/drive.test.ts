@@ -158,5 +158,32 @@ describeBrowser('browser: the member Drive page', () => {
     await page.locator('#links-empty').waitFor({ state: 'visible' });
     const gone = await fetch(url);
     expect(gone.status).toBe(404);
+    await page.click('#links-dialog [data-close]');
+
+    // A new version from the versions dialog, then the first content restored.
+    const second = randomBytes(CHUNK + 10);
+    await row.locator('button[data-op=versions]').click();
+    await page.locator('#versions-dialog').waitFor({ state: 'visible' });
+    expect(await page.locator('#versions-empty').isVisible()).toBe(true);
+    await Promise.all([page.waitForURL(/done=uploaded/), page.setInputFiles('#version-input', { name: 'v2.bin', mimeType: 'application/octet-stream', buffer: second })]);
+    expect(await page.locator('tr[data-kind=file]', { hasText: 'report 2026.bin' }).locator('.help').textContent()).toBe('(1 earlier)');
+    await page.locator('tr[data-kind=file]', { hasText: 'report 2026.bin' }).locator('button[data-op=versions]').click();
+    await page.locator('#version-list li').waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-versions-1280.png'), fullPage: true });
+    await Promise.all([page.waitForURL(/done=version_restored/), page.click('#version-list button.version-restore')]);
+    const current = await t.services.db.selectFrom('fil_files').innerJoin('fbb_file_blobs', 'fbb_file_blob_id', 'fil_fbb_file_blob_id').select('fbb_sha256').where('fil_file_id', '=', file.fil_file_id).executeTakeFirstOrThrow();
+    expect(current.fbb_sha256.trim()).toBe(sha256(bytes));
+
+    // Into a new folder through the move dialog.
+    await page.fill('#folder-name', 'Archive');
+    await Promise.all([page.waitForURL(/done=folder/), page.click('#folder-form button[type=submit]')]);
+    await page.locator('tr[data-kind=file]', { hasText: 'report 2026.bin' }).locator('button[data-op=move]').click();
+    await page.locator('#move-dialog').waitFor({ state: 'visible' });
+    await page.selectOption('#move-target', { label: 'Archive' });
+    await Promise.all([page.waitForURL(/done=moved/), page.click('#move-form button[type=submit]')]);
+    expect(await page.locator('tr[data-kind=file]').count()).toBe(0);
+    await page.click('tr[data-kind=folder] >> text=Archive');
+    expect(await page.locator('tr[data-kind=file]', { hasText: 'report 2026.bin' }).count()).toBe(1);
+    expect(await page.locator('#crumbs').textContent()).toBe('My files / Archive');
   });
 });

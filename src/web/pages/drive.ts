@@ -27,6 +27,7 @@ const DONE_MESSAGES: Record<string, string> = {
   uploaded: 'Upload complete.',
   folder: 'Folder created.',
   renamed: 'Renamed.',
+  moved: 'Moved.',
   trashed: 'Moved to the trash.',
   restored: 'Restored from the trash.',
   deleted: 'Deleted for good.',
@@ -124,6 +125,8 @@ interface RowRights {
   role: DriveRole;
   inTrash: boolean;
   linksAllowed: boolean;
+  /** The owner's own tree is on show, so the move dialog offers their folders. */
+  movable: boolean;
 }
 
 function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
@@ -132,6 +135,7 @@ function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
   const ops: SafeHtml[] = [];
   if (canEdit(r.role)) ops.push(b('rename', 'Rename'));
   if (kind === 'file') ops.push(b('versions', 'Versions'));
+  if (r.role === 'owner' && r.movable) ops.push(b('move', 'Move'));
   if (r.role === 'owner') ops.push(b('share', 'Share'));
   if (kind === 'file' && r.role === 'owner' && r.linksAllowed) ops.push(b('links', 'Links'));
   if (canEdit(r.role)) ops.push(b('trash', 'Trash'));
@@ -158,15 +162,16 @@ function fileRow(f: DriveFile, r: RowRights): SafeHtml {
 /** Each row's rights: in a folder, the folder's role reaches everything in it; in "shared", each item's own. */
 async function rowRights(db: Kysely<DB>, userId: number, listing: DriveListing, view: View, linksAllowed: boolean) {
   const inTrashView = view === 'trash' || (listing.folder?.inTrash ?? false);
+  const movable = view === 'files' && (listing.folder === null || listing.folder.role === 'owner');
   const folderRole = listing.folder?.role ?? 'owner';
   const rights = new Map<string, RowRights>();
   for (const f of listing.folders) {
     const role = view === 'shared' && !listing.folder ? ((await folderAccess(db, userId, f.folder_id))?.role ?? 'viewer') : folderRole;
-    rights.set(`folder:${f.folder_id}`, { role, inTrash: inTrashView, linksAllowed });
+    rights.set(`folder:${f.folder_id}`, { role, inTrash: inTrashView, linksAllowed, movable });
   }
   for (const f of listing.files) {
     const role = view === 'shared' && !listing.folder ? ((await fileAccess(db, userId, f.file_id))?.role ?? 'viewer') : f.owner_user_id === userId ? 'owner' : folderRole;
-    rights.set(`file:${f.file_id}`, { role, inTrash: inTrashView || f.is_trashed, linksAllowed });
+    rights.set(`file:${f.file_id}`, { role, inTrash: inTrashView || f.is_trashed, linksAllowed, movable });
   }
   return rights;
 }
@@ -180,6 +185,45 @@ function pager(listing: DriveListing, pageNo: number, base: URLSearchParams): Sa
     return `/drive?${q.toString()}`;
   };
   return html`<nav class="sub" id="pager">${pageNo > 0 ? html`<a href="${at(pageNo - 1)}" rel="prev">Previous</a>` : ''}<span>Page ${pageNo + 1} of ${pages}</span>${pageNo + 1 < pages ? html`<a href="${at(pageNo + 1)}" rel="next">Next</a>` : ''}</nav>`;
+}
+
+/** Most folders the move dialog lists; a Drive with more is moved folder by folder through the API. */
+const MAX_MOVE_TARGETS = 1000;
+
+/** The owner's live folders outside the trash, as paths ("Photos / 2026"), sorted. */
+async function moveTargets(db: Kysely<DB>, userId: number): Promise<Array<{ id: number; path: string }>> {
+  const rows = await db
+    .selectFrom('fol_folders')
+    .select(['fol_folder_id', 'fol_fol_folder_id_parent', 'fol_name'])
+    .where('fol_usr_user_id', '=', userId)
+    .where('fol_delete_time', 'is', null)
+    .where('fol_is_trashed', '=', false)
+    .orderBy('fol_folder_id')
+    .limit(MAX_MOVE_TARGETS)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.fol_folder_id, r]));
+  const pathOf = (id: number): string | null => {
+    const names: string[] = [];
+    for (let at = byId.get(id); at; at = at.fol_fol_folder_id_parent === null ? undefined : byId.get(at.fol_fol_folder_id_parent)) {
+      names.unshift(at.fol_name);
+      if (at.fol_fol_folder_id_parent === null) return names.join(' / ');
+      if (names.length > rows.length) return null;
+    }
+    return null; // below a trashed folder (or beyond the listed ones)
+  };
+  return rows
+    .map((r) => ({ id: r.fol_folder_id, path: pathOf(r.fol_folder_id) }))
+    .filter((t): t is { id: number; path: string } => t.path !== null)
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function moveDialog(targets: Array<{ id: number; path: string }>): SafeHtml {
+  return html`<div class="dialog" id="move-dialog" role="dialog" aria-modal="true" aria-labelledby="move-title" hidden><div class="card">
+<h2 id="move-title">Move</h2>
+<form id="move-form"><label for="move-target">Move to</label><select id="move-target"><option value="">My files (top level)</option>${targets.map((t) => html`<option value="${t.id}">${t.path}</option>`)}</select>
+<button type="submit" class="primary">Move</button> <button type="button" class="secondary" data-close>Cancel</button></form>
+<p id="move-status" class="error" role="alert"></p>
+</div></div>`;
 }
 
 const DIALOGS = html`
@@ -271,6 +315,7 @@ ${view === 'trash' ? html`<p class="help">Trashed files still count toward your 
 ${pager(listing, pageNo, base)}</div>
 <p id="result" class="error" role="alert"></p>
 ${DIALOGS}
+${[...rights.values()].some((r) => r.movable && r.role === 'owner' && !r.inTrash) ? moveDialog(await moveTargets(db, userId)) : ''}
 </div>
 <script src="/static/drive.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Drive', body, 200, { wide: true });

@@ -222,6 +222,20 @@ document.addEventListener('DOMContentLoaded', function () {
     window.serviceApi.post('drive_rename', body).then(function () { reloadWith('renamed'); }, fail);
   });
 
+  var moving = null;
+  var moveForm = document.getElementById('move-form');
+  if (moveForm) {
+    moveForm.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var to = document.getElementById('move-target').value;
+      var dest = to === '' ? null : Number(to);
+      var body = moving.kind === 'folder' ? { folder_id: moving.id, parent_id: dest } : { file_id: moving.id, folder_id: dest };
+      window.serviceApi.post('drive_move', body).then(function () { reloadWith('moved'); }, function (err) {
+        document.getElementById('move-status').textContent = err.message;
+      });
+    });
+  }
+
   var ops = {
     rename: function (t) {
       renaming = t;
@@ -237,6 +251,16 @@ document.addEventListener('DOMContentLoaded', function () {
     'delete': function (t) {
       if (!window.confirm('Delete "' + t.name + '" forever? This cannot be undone.')) return;
       window.serviceApi.post('drive_delete_forever', t.key).then(function () { reloadWith('deleted'); }, fail);
+    },
+    move: function (t) {
+      moving = t;
+      document.getElementById('move-title').textContent = 'Move "' + t.name + '"';
+      document.getElementById('move-status').textContent = '';
+      var select = document.getElementById('move-target');
+      select.value = folderId === null ? '' : String(folderId);
+      // A folder cannot go into itself; the server also refuses anything below it (cycle).
+      Array.prototype.forEach.call(select.options, function (o) { o.disabled = t.kind === 'folder' && o.value === String(t.id); });
+      showDialog('move-dialog');
     },
     share: openShare,
     links: openLinks,
