@@ -158,11 +158,13 @@ describe('GET /drive', () => {
     const asViewer = await viewer.web.get(`/drive?folder=${shared}`);
     expect(asViewer.statusCode).toBe(200);
     expect(opsOf(asViewer.body, 'file', fileId)).toEqual(['versions']);
+    expect(asViewer.body).toContain(`<tr data-kind="file" data-id="${fileId}" data-name="plan.txt">`);
     expect(asViewer.body).not.toContain('id="upload-input"');
     expect(asViewer.body).toContain('<a href="/drive?view=shared">Shared with me</a> / <strong>Team</strong>');
 
     const asEditor = await editor.web.get(`/drive?folder=${shared}`);
     expect(opsOf(asEditor.body, 'file', fileId)).toEqual(['rename', 'versions', 'trash']);
+    expect(asEditor.body).toContain(`<tr data-kind="file" data-id="${fileId}" data-name="plan.txt" data-can-edit="1">`);
     expect(asEditor.body).toContain('id="upload-input"');
   });
 });

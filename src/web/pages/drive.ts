@@ -145,15 +145,18 @@ function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
 const FOLDER_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M3 6.5A1.5 1.5 0 0 1 4.5 5h4.6l2 2.2h8.4A1.5 1.5 0 0 1 21 8.7v9.8a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 18.5z"/></svg>`;
 const FILE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 3h8l5 5v12a1 1 0 0 1-1 1H6a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1z"/><path d="M14 3v5h5"/></svg>`;
 
+/** Marks rows whose content the viewer may change (the versions dialog offers upload and restore). */
+const editable = (r: RowRights) => (canEdit(r.role) && !r.inTrash ? html` data-can-edit="1"` : '');
+
 function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
-  return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="${f.name}">
+  return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="${f.name}"${editable(r)}>
 <td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}</td>
 <td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('folder', r)}</td></tr>`;
 }
 
 function fileRow(f: DriveFile, r: RowRights): SafeHtml {
-  return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${f.name}">
+  return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${f.name}"${editable(r)}>
 <td class="name" data-label="Name">${FILE_ICON}${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}" download>${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
 <td class="size" data-label="Size">${formatBytes(f.size_bytes)}</td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('file', r)}</td></tr>`;
@@ -254,7 +257,7 @@ const DIALOGS = html`
 <div class="dialog" id="versions-dialog" role="dialog" aria-modal="true" aria-labelledby="versions-title" hidden><div class="card">
 <h2 id="versions-title">Versions</h2>
 <ul id="version-list"></ul><p id="versions-empty" class="help">No earlier versions.</p>
-<label for="version-input">Upload a new version</label><input type="file" id="version-input">
+<div id="version-upload"><label for="version-input">Upload a new version</label><input type="file" id="version-input"></div>
 <button type="button" class="secondary" data-close>Close</button>
 <p id="version-status" class="error" role="alert"></p>
 </div></div>`;
@@ -306,9 +309,9 @@ ${mayUpload
   ? html`<div class="card toolbar">
 <label class="upload-label" for="upload-input">Upload files<input type="file" id="upload-input" multiple></label>
 <form id="folder-form"><input type="text" id="folder-name" placeholder="New folder name" aria-label="New folder name" maxlength="255" required><button type="submit" class="secondary">New folder</button></form>
-</div>
-<div class="card" id="upload-panel" hidden><p><strong id="upload-name"></strong></p><progress id="upload-progress" value="0" max="1"></progress><p class="help" id="upload-text" role="status"></p></div>`
+</div>`
   : ''}
+<div class="card" id="upload-panel" hidden><p><strong id="upload-name"></strong></p><progress id="upload-progress" value="0" max="1"></progress><p class="help" id="upload-text" role="status"></p></div>
 ${view === 'trash' ? html`<p class="help">Trashed files still count toward your storage until you delete them forever.</p>` : ''}
 <div class="card"><table class="stack" id="drive-items"><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th><th><span class="help">Actions</span></th></tr></thead>
 <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="4" id="drive-empty">${empty}</td></tr>`}</tbody></table>

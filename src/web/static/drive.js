@@ -30,7 +30,13 @@ document.addEventListener('DOMContentLoaded', function () {
     var item = el.closest('[data-kind]');
     var kind = item.getAttribute('data-kind');
     var id = Number(item.getAttribute('data-id'));
-    return { kind: kind, id: id, name: item.getAttribute('data-name'), key: kind === 'folder' ? { folder_id: id } : { file_id: id } };
+    return {
+      kind: kind,
+      id: id,
+      name: item.getAttribute('data-name'),
+      canEdit: item.getAttribute('data-can-edit') === '1',
+      key: kind === 'folder' ? { folder_id: id } : { file_id: id },
+    };
   }
 
   function formatBytes(n) {
@@ -402,8 +408,11 @@ document.addEventListener('DOMContentLoaded', function () {
     document.getElementById('version-status').textContent = '';
     window.serviceApi.post('drive_versions', t.key).then(function (data) {
       versionRows.textContent = '';
+      // Viewers see the history; only the owner and editors add to it or restore from it.
+      document.getElementById('version-upload').hidden = !t.canEdit;
       data.versions.forEach(function (v) {
         var restore = el('button', { type: 'button', 'class': 'link version-restore', text: 'Restore' });
+        restore.hidden = !t.canEdit;
         restore.addEventListener('click', function () {
           window.serviceApi.post('drive_version_restore', { file_id: t.id, version_id: v.version_id }).then(function () { reloadWith('version_restored'); }, function (err) {
             document.getElementById('version-status').textContent = err.message;
