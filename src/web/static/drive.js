@@ -174,13 +174,29 @@ document.addEventListener('DOMContentLoaded', function () {
     });
   }
 
+  // Files up to this size are hashed first: the server then checks the bytes it assembled against it,
+  // and content the member already has is not sent again. Larger ones are not read whole into memory.
+  var HASH_LIMIT = 32 * 1024 * 1024;
+
+  function sha256Of(file) {
+    if (file.size > HASH_LIMIT || !window.crypto || !window.crypto.subtle || !file.arrayBuffer) return Promise.resolve(null);
+    return file.arrayBuffer().then(function (buf) {
+      return window.crypto.subtle.digest('SHA-256', buf);
+    }).then(function (digest) {
+      return Array.prototype.map.call(new Uint8Array(digest), function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+    }, function () { return null; });
+  }
+
   function upload(file, into) {
     panel.hidden = false;
     document.getElementById('upload-name').textContent = file.name;
     progress(0, file.size);
     var init = { name: file.name, size_bytes: file.size, mime_type: file.type || 'application/octet-stream' };
     Object.keys(into).forEach(function (k) { if (into[k] !== null) init[k] = into[k]; });
-    return window.serviceApi.post('drive_upload_init', init).then(function (started) {
+    return sha256Of(file).then(function (sha256) {
+      if (sha256) init.sha256 = sha256;
+      return window.serviceApi.post('drive_upload_init', init);
+    }).then(function (started) {
       if (started.deduped) return started;
       return sendFrom(started.upload_token, file, started.chunk_bytes, 0, 0).then(function () {
         return window.serviceApi.post('drive_upload_complete', { upload_token: started.upload_token });
