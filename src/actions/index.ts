@@ -24,7 +24,7 @@ import eventWaitingList from './events/event_waiting_list.js';
 import eventWithdraw from './events/event_withdraw.js';
 import survey from './surveys/survey.js';
 import { passkeyActions } from './passkeys/index.js';
-import { driveManageActions } from './drive/index.js';
+import { driveManageActions, driveUploadActions } from './drive/index.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -52,6 +52,7 @@ export const coreActions: Action[] = [
   changeTier,
   storeAccountTokenAction,
   ...driveManageActions,
+  ...driveUploadActions,
   ...passkeyActions,
 ];
 

@@ -66,6 +66,8 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
    * whose cookie names no live signed-in session (a guest, or a stale cookie) is metered by IP as usual.
    */
   async function meter(request: FastifyRequest): Promise<void> {
+    const own = request.routeOptions.config.meter;
+    if (own) return own(request);
     const h = request.headers;
     const usesKeys = h.public_key !== undefined || h.secret_key !== undefined;
     if (!usesKeys && request.hasWebSessionCookie()) {

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { WebSession } from '../web/sessions.js';
 import type { Principal } from './auth/principal.js';
 
@@ -30,6 +31,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     feature?: Feature;
     auth?: AuthMode;
+    /** The route's own rate-limit bucket, counted instead of the general one (the Drive upload bucket). */
+    meter?: (request: FastifyRequest) => Promise<void>;
   }
   interface FastifyRequest {
     startedAt: number;

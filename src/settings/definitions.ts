@@ -37,7 +37,7 @@ export const settingDefinitions: SettingDefinition[] = [
   int('api_device_link_rate_limit_requests', 600, 'Device-link start and poll per window per IP', 1),
   int('api_device_link_rate_limit_window', 3600, 'Device-link window, seconds', 1),
   int('api_agent_rate_limit_requests', 600, 'Agent channel requests per hour per IP', 1),
-  int('api_upload_rate_limit_requests', 2000, 'Drive upload chunk requests per window', 1),
+  int('api_upload_rate_limit_requests', 10000, 'Drive upload chunk requests per window', 1),
   int('api_upload_rate_limit_window', 3600, 'Drive upload window, seconds', 1),
   // Keys, idempotency, logs
   int('api_session_key_lifetime_days', 365, 'Lifetime of session keys issued by login', 1, 3650),
@@ -65,6 +65,8 @@ export const settingDefinitions: SettingDefinition[] = [
   // Features switched by setting
   bool('drive_active', false, 'Member Drive'),
   int('drive_max_folder_depth', 32, 'Deepest nesting of Drive folders', 1, 1000),
+  int('drive_upload_chunk_bytes', 8 * 1024 * 1024, 'Largest chunk of a Drive upload, bytes (returned by drive_upload_init as chunk_bytes)', 64 * 1024, 64 * 1024 * 1024),
+  int('upload_mail_import_archive_max_bytes', 4 * 1024 * 1024 * 1024, 'Largest mail import archive upload, bytes', 1),
   // Passkeys
   int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
   { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },

@@ -8,6 +8,7 @@ import { crudSurface } from './crud/routes.js';
 import { managementSurface } from './management/index.js';
 import { formsSurface } from './forms/index.js';
 import { webhooksSurface } from './webhooks/index.js';
+import { driveUploadSurface } from './drive/uploads.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
@@ -18,6 +19,7 @@ export async function registerSurfaces(api: FastifyInstance, services: Services)
   await actionsSurface(api, services);
   await formsSurface(api, services);
   await webhooksSurface(api, services);
+  await driveUploadSurface(api, services);
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

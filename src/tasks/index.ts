@@ -1,15 +1,18 @@
 import type { BackupTaker } from '../backups/take.js';
+import type { Config } from '../config.js';
 import type { Settings } from '../settings/store.js';
 import type { WebSessions } from '../web/sessions.js';
 import { backupSiteTask } from './backup-site.js';
 import { purgeDriveChangesTask } from './purge-drive-changes.js';
+import { purgeDriveUploadsTask } from './purge-drive-uploads.js';
+import { reconcileDriveUsageTask } from './reconcile-drive-usage.js';
 import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
 import { subscriptionPeriodEndTask } from './subscription-period-end.js';
 import type { TaskDefinition } from './scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: BackupTaker & { settings: Settings; webSessions: WebSessions }): TaskDefinition[] {
+export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions }): TaskDefinition[] {
   return [
     purgeRequestLogsTask(services.settings),
     {
@@ -21,6 +24,8 @@ export function allTasks(services: BackupTaker & { settings: Settings; webSessio
     purgeIdempotencyKeysTask(services.settings),
     subscriptionPeriodEndTask(services.settings),
     purgeDriveChangesTask,
+    purgeDriveUploadsTask(services.config),
+    reconcileDriveUsageTask(services.config),
     backupSiteTask(services),
   ];
 }

@@ -22,9 +22,12 @@ import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
 import { securityPage } from './pages/security.js';
 import { passkeyAssets } from './passkey-assets.js';
+import { driveFilePages } from './pages/drive-files.js';
+import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8' };
+STATIC_FILES['drive.js'] = 'application/javascript; charset=utf-8';
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -65,4 +68,6 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   subscriptionPage(web, services);
   orderPage(web, services);
   securityPage(web, services);
+  drivePage(web, services);
+  driveFilePages(web, services);
 }

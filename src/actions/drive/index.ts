@@ -13,6 +13,8 @@ import driveShares from './drive_shares.js';
 import driveTrash from './drive_trash.js';
 import driveVersionRestore from './drive_version_restore.js';
 import driveVersions from './drive_versions.js';
+import driveUploadComplete from './drive_upload_complete.js';
+import driveUploadInit from './drive_upload_init.js';
 
 /** The Drive's folder, sharing, link, version and change-feed actions (all require drive_active). */
 export const driveManageActions: Action[] = [
@@ -31,3 +33,6 @@ export const driveManageActions: Action[] = [
   driveVersionRestore,
   driveChanges,
 ];
+
+/** The Drive's chunked-upload actions (all require drive_active); the chunks go to /drive_upload/{token}. */
+export const driveUploadActions: Action[] = [driveUploadInit, driveUploadComplete];

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -94,18 +94,30 @@ export class FsBlobStore implements BlobStore {
     return { key };
   }
 
+  /**
+   * Hard-links the file under the content's name (no copy, and the caller's file stays until it removes
+   * it, so a completion whose transaction rolls back can run again). The content is already there when
+   * another upload of it won the race: that blob is the same bytes.
+   */
   async putFile(sha256: string, file: string, size: number): Promise<{ key: string }> {
     const key = this.keyOf(sha256);
     const found = await stat(file);
     if (found.size !== size) throw new Error(`file has ${found.size} bytes, not ${size}`);
     await fsyncPath(file, 'r+');
+    const to = this.pathOf(key);
+    await mkdir(path.dirname(to), { recursive: true });
     try {
-      await this.place(file, key);
+      await link(file, to);
     } catch (e) {
-      // Another filesystem: copy instead (put checks and fsyncs the copy).
-      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST' && (await this.stat(key))?.size === size) return { key };
+      // Another filesystem (or one without hard links): copy instead; put checks and fsyncs the copy.
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP') return this.put(sha256, createReadStream(file), size);
+      if (code !== 'EEXIST') throw e;
+      // A wrong-sized file under the name (never written by us): replace it through a checked copy.
       return this.put(sha256, createReadStream(file), size);
     }
+    await fsyncPath(path.dirname(to));
     return { key };
   }
 

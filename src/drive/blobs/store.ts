@@ -17,8 +17,8 @@ export interface BlobStore {
   /** Stores exactly `size` bytes from the stream under the content's key; never leaves a partial blob under it. */
   put(sha256: string, body: Readable, size: number): Promise<{ key: string }>;
   /**
-   * Stores the local file at `path` (whose content has that SHA-256 and size). The file may be moved into
-   * the store (the `fs` driver renames it); the caller removes it afterwards if it is still there.
+   * Stores the local file at `path` (whose content has that SHA-256 and size). The file is left where it
+   * is (the `fs` driver hard-links it); the caller removes it once the referencing rows are written.
    */
   putFile(sha256: string, path: string, size: number): Promise<{ key: string }>;
   /** The blob's bytes, or the inclusive range of them. */

@@ -30,7 +30,13 @@ document.addEventListener('DOMContentLoaded', function () {
     var item = el.closest('[data-kind]');
     var kind = item.getAttribute('data-kind');
     var id = Number(item.getAttribute('data-id'));
-    return { kind: kind, id: id, name: item.getAttribute('data-name'), key: kind === 'folder' ? { folder_id: id } : { file_id: id } };
+    return {
+      kind: kind,
+      id: id,
+      name: item.getAttribute('data-name'),
+      canEdit: item.getAttribute('data-can-edit') === '1',
+      key: kind === 'folder' ? { folder_id: id } : { file_id: id },
+    };
   }
 
   function formatBytes(n) {
@@ -147,12 +153,15 @@ document.addEventListener('DOMContentLoaded', function () {
     return putChunk(token, file, offset, end).then(function (got) {
       return sendFrom(token, file, chunk, got, 0);
     }, function (err) {
-      // 409: the server holds a different amount than we sent from; it says how much.
-      if (err.status === 409 && typeof err.data.received_bytes === 'number') {
-        return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1);
-      }
-      if (err.status && err.status !== 429 && err.status < 500) throw err;
       if (attempts + 1 >= MAX_ATTEMPTS) throw err;
+      // 409: the server holds a different amount than we sent from (an answer that never arrived), or
+      // another request of this upload is still running; it says how much it holds.
+      if (err.status === 409 && typeof err.data.received_bytes === 'number') {
+        var pause = err.data.reason === 'chunk_in_progress' ? 500 * (attempts + 1) : 0;
+        return wait(pause).then(function () { return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1); });
+      }
+      // 408: the chunk stalled and was discarded; anything else below 500 (but 429) will not get better.
+      if (err.status && err.status !== 408 && err.status !== 429 && err.status < 500) throw err;
       barText.textContent = 'Connection lost; resuming…';
       return wait(Math.min(8000, 250 * Math.pow(2, attempts))).then(function () {
         return receivedBytes(token);
@@ -165,13 +174,29 @@ document.addEventListener('DOMContentLoaded', function () {
     });
   }
 
+  // Files up to this size are hashed first: the server then checks the bytes it assembled against it,
+  // and content the member already has is not sent again. Larger ones are not read whole into memory.
+  var HASH_LIMIT = 32 * 1024 * 1024;
+
+  function sha256Of(file) {
+    if (file.size > HASH_LIMIT || !window.crypto || !window.crypto.subtle || !file.arrayBuffer) return Promise.resolve(null);
+    return file.arrayBuffer().then(function (buf) {
+      return window.crypto.subtle.digest('SHA-256', buf);
+    }).then(function (digest) {
+      return Array.prototype.map.call(new Uint8Array(digest), function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+    }, function () { return null; });
+  }
+
   function upload(file, into) {
     panel.hidden = false;
     document.getElementById('upload-name').textContent = file.name;
     progress(0, file.size);
     var init = { name: file.name, size_bytes: file.size, mime_type: file.type || 'application/octet-stream' };
     Object.keys(into).forEach(function (k) { if (into[k] !== null) init[k] = into[k]; });
-    return window.serviceApi.post('drive_upload_init', init).then(function (started) {
+    return sha256Of(file).then(function (sha256) {
+      if (sha256) init.sha256 = sha256;
+      return window.serviceApi.post('drive_upload_init', init);
+    }).then(function (started) {
       if (started.deduped) return started;
       return sendFrom(started.upload_token, file, started.chunk_bytes, 0, 0).then(function () {
         return window.serviceApi.post('drive_upload_complete', { upload_token: started.upload_token });
@@ -219,6 +244,20 @@ document.addEventListener('DOMContentLoaded', function () {
     window.serviceApi.post('drive_rename', body).then(function () { reloadWith('renamed'); }, fail);
   });
 
+  var moving = null;
+  var moveForm = document.getElementById('move-form');
+  if (moveForm) {
+    moveForm.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var to = document.getElementById('move-target').value;
+      var dest = to === '' ? null : Number(to);
+      var body = moving.kind === 'folder' ? { folder_id: moving.id, parent_id: dest } : { file_id: moving.id, folder_id: dest };
+      window.serviceApi.post('drive_move', body).then(function () { reloadWith('moved'); }, function (err) {
+        document.getElementById('move-status').textContent = err.message;
+      });
+    });
+  }
+
   var ops = {
     rename: function (t) {
       renaming = t;
@@ -234,6 +273,16 @@ document.addEventListener('DOMContentLoaded', function () {
     'delete': function (t) {
       if (!window.confirm('Delete "' + t.name + '" forever? This cannot be undone.')) return;
       window.serviceApi.post('drive_delete_forever', t.key).then(function () { reloadWith('deleted'); }, fail);
+    },
+    move: function (t) {
+      moving = t;
+      document.getElementById('move-title').textContent = 'Move "' + t.name + '"';
+      document.getElementById('move-status').textContent = '';
+      var select = document.getElementById('move-target');
+      select.value = folderId === null ? '' : String(folderId);
+      // A folder cannot go into itself; the server also refuses anything below it (cycle).
+      Array.prototype.forEach.call(select.options, function (o) { o.disabled = t.kind === 'folder' && o.value === String(t.id); });
+      showDialog('move-dialog');
     },
     share: openShare,
     links: openLinks,
@@ -375,8 +424,11 @@ document.addEventListener('DOMContentLoaded', function () {
     document.getElementById('version-status').textContent = '';
     window.serviceApi.post('drive_versions', t.key).then(function (data) {
       versionRows.textContent = '';
+      // Viewers see the history; only the owner and editors add to it or restore from it.
+      document.getElementById('version-upload').hidden = !t.canEdit;
       data.versions.forEach(function (v) {
         var restore = el('button', { type: 'button', 'class': 'link version-restore', text: 'Restore' });
+        restore.hidden = !t.canEdit;
         restore.addEventListener('click', function () {
           window.serviceApi.post('drive_version_restore', { file_id: t.id, version_id: v.version_id }).then(function () { reloadWith('version_restored'); }, function (err) {
             document.getElementById('version-status').textContent = err.message;

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// The server side of bench/drive-upload.mjs: the real app from dist/ on PGlite in BENCH_DATA_DIR (fs blob
+// store under it), Drive on, one member on a tier with room for the upload, limits out of the way. Prints
+// one JSON line ({"port", "pid", "headers"}) once it listens, then serves until SIGTERM.
+import { createMachineKey } from '../dist/accounts/api-keys.js';
+import { createUser } from '../dist/accounts/users.js';
+import { loadConfig } from '../dist/config.js';
+import { openDatabase } from '../dist/db/database.js';
+import { migrateToLatest } from '../dist/db/migrate.js';
+import { buildApp } from '../dist/http/app.js';
+import { createServices } from '../dist/services.js';
+import { createTier } from '../dist/tiers/tiers.js';
+
+import { mkdir } from 'node:fs/promises';
+
+const host = '127.0.0.1';
+const dataDir = process.env.BENCH_DATA_DIR;
+if (!dataDir) throw new Error('BENCH_DATA_DIR is required');
+const config = { ...loadConfig({ ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }), host, port: 0 };
+await mkdir(`${dataDir}/db`, { recursive: true });
+const database = await openDatabase({ dataDir: `${dataDir}/db` });
+await migrateToLatest(database.db);
+const services = await createServices({ config, database });
+for (const [name, value] of Object.entries({
+  api_require_https: false,
+  drive_active: true,
+  drive_upload_chunk_bytes: 8 * 1024 * 1024,
+  api_rate_limit_requests: 1_000_000_000,
+  api_upload_rate_limit_requests: 1_000_000_000,
+})) await services.settings.set(name, value);
+const now = new Date();
+const userId = await createUser(database.db, { email: 'bench@example.com', password: 'bench-password-1', permission: 0, firstName: 'Bench', now });
+const key = await createMachineKey(database.db, { userId, permission: 4, now });
+const tierId = await createTier(
+  { db: database.db, clock: services.clock, registry: services.tiers.registry, createdBy: null },
+  { sbt_name: 'bench', sbt_display_name: 'Bench', sbt_tier_level: 10, sbt_features: { drive_storage_bytes: 64 * 1024 ** 3, drive_max_file_bytes: 16 * 1024 ** 3, drive_versioning_depth: 0 }, sbt_is_active: true },
+);
+await services.tiers.membership.assignManually(userId, tierId, null);
+services.requestLog.start();
+const app = await buildApp(services, { logger: false });
+await app.listen({ host, port: 0 });
+process.stdout.write(`${JSON.stringify({ port: app.server.address().port, pid: process.pid, headers: { public_key: key.publicKey, secret_key: key.secretKey } })}\n`);
+process.once('SIGTERM', async () => {
+  await app.close();
+  await services.close();
+  await database.close();
+  process.exit(0);
+});

@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { createUpload } from '../../drive/uploads/pending.js';
+import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
+import { UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
+import { activeDriveStorage } from '../../drive/storage.js';
+import { businessError, validationError } from '../../http/errors.js';
+import { formatTimestamp } from '../../lib/time.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
+import { checkName, fileOutput, tierReader } from './tree.js';
+
+async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | null> {
+  const row = await db.selectFrom('fbb_file_blobs').select('fbb_mime_type').where('fbb_file_blob_id', '=', blobId).executeTakeFirstOrThrow();
+  return row.fbb_mime_type;
+}
+
+/**
+ * Opens a chunked upload (DESIGN 9). For Drive: the destination and the owner's plan are checked now
+ * (fail fast; completion checks again under the owner's lock), and when the caller already possesses
+ * content with that sha256 and size the file is made at once ({deduped: true, file}) and no bytes are
+ * sent. The purpose is fixed here; non-Drive purposes skip quota, folders and dedup.
+ */
+export default defineAction({
+  name: 'drive_upload_init',
+  description:
+    'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive or mail_import_archive); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
+  requires_setting: 'drive_active',
+  mutates: true,
+  input: {
+    name: { type: 'string', max_length: 255 },
+    size_bytes: { type: 'int', required: true, min: 0 },
+    sha256: { type: 'string', max_length: 64 },
+    mime_type: { type: 'string', max_length: 255 },
+    folder_id: { type: 'int', min: 1 },
+    file_id: { type: 'int', min: 1 },
+    purpose: { type: 'string', options: UPLOAD_PURPOSE_NAMES },
+  },
+  async run({ input, user, db, clock, settings }) {
+    const me = actingUser(user);
+    const purpose = uploadPurpose(input.purpose ?? 'drive');
+    if (!purpose) throw validationError({ purpose: `must be one of ${UPLOAD_PURPOSE_NAMES.join(', ')}` });
+    const sizeBytes = input.size_bytes;
+    const sha256 = checkSha256(input.sha256);
+    const mimeType = checkMimeType(input.mime_type);
+    const folderId = input.folder_id ?? null;
+    const fileId = input.file_id ?? null;
+    const now = clock.now();
+    const chunkBytes = settings.int('drive_upload_chunk_bytes');
+    let name: string | null = input.name === undefined || input.name === null || input.name.trim() === '' ? null : checkName(input.name);
+
+    if (!purpose.isDrive) {
+      if (folderId !== null || fileId !== null) throw validationError({ [folderId !== null ? 'folder_id' : 'file_id']: `is not used by the ${purpose.name} purpose` });
+      const max = purpose.maxBytes(settings);
+      if (sizeBytes > max) throw businessError(`An upload for ${purpose.name} is at most ${max} bytes`, { reason: 'file_too_large', size_bytes: sizeBytes, max_file_bytes: max });
+    } else {
+      if (folderId !== null && fileId !== null) throw validationError({ folder_id: 'give folder_id for a new file or file_id for a new version, not both' });
+      if (name === null && fileId === null) throw validationError({ name: 'is required' });
+      const dest = await resolveDestination(db, me.usr_user_id, { folderId, fileId });
+      const reader = tierReader(db);
+      const owned = sha256 === null ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
+      // Fail fast; the dedup short-circuit places the file now, so it takes the owner's lock.
+      const limits = await checkQuota(db, reader, dest, sizeBytes, { lock: owned !== null });
+      if (owned !== null) {
+        if (name === null) name = (await db.selectFrom('fil_files').select('fil_name').where('fil_file_id', '=', fileId!).executeTakeFirstOrThrow()).fil_name ?? '';
+        const placed = await placeContent(db, { dest, limits, name, mimeType: mimeType ?? (await blobMimeType(db, owned)), blobId: owned, sizeBytes, now });
+        return { data: { deduped: true, file: await fileOutput(db, placed.fileId, false) }, message: 'You already have this content: the file was made without uploading it.' };
+      }
+    }
+
+    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now });
+    return {
+      data: { upload_token: opened.token, chunk_bytes: chunkBytes, expires_time: formatTimestamp(opened.expiresTime), purpose: purpose.name },
+      message: 'Upload started: send the bytes in chunks, then complete it.',
+    };
+  },
+});

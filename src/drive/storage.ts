@@ -1,0 +1,37 @@
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { openBlobStore, type BlobStore } from './blobs/index.js';
+
+/** Where Drive keeps bytes: the blob store, and the local directory of pending uploads' part files. */
+export interface DriveStorage {
+  blobs: BlobStore;
+  /** DATA_DIR/uploads: one part file per pending upload, named by fup_part_name. */
+  uploadsDir: string;
+}
+
+const opened = new WeakMap<Config, DriveStorage>();
+
+/** The storage the configuration names, opened once per configuration (one S3 client per process). */
+export function driveStorageFor(config: Config): DriveStorage {
+  let storage = opened.get(config);
+  if (!storage) {
+    storage = { blobs: openBlobStore(config.blobStore, config.dataDir), uploadsDir: path.join(config.dataDir, 'uploads') };
+    opened.set(config, storage);
+  }
+  return storage;
+}
+
+let active: DriveStorage | null = null;
+
+/**
+ * Makes the storage the one actions use. Actions receive no configuration; the app installs its storage
+ * when it registers the upload endpoints (one app per process, like the feature registry).
+ */
+export function installDriveStorage(storage: DriveStorage): void {
+  active = storage;
+}
+
+export function activeDriveStorage(): DriveStorage {
+  if (!active) throw new Error('Drive storage is not installed (the upload surface installs it)');
+  return active;
+}

@@ -1,0 +1,176 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { randomHex, sha256Hex } from '../../lib/crypto.js';
+
+// Pending chunked uploads (fup_file_uploads). The token is the upload's only name on the wire; the row
+// keeps its SHA-256. Appends are serialised by a lease on the row rather than a transaction held open
+// while bytes stream in: a chunk takes the lease, writes its bytes, and records them under the lease.
+
+/** An upload with no activity this long is expired (refused, then purged by a task). */
+export const UPLOAD_IDLE_SECONDS = 24 * 3600;
+/**
+ * A chunk's lease. Longer than the stall cut-off (60 s), so a lease never lapses under a chunk that is
+ * still being written: only a node that died mid-chunk leaves one to expire.
+ */
+export const CHUNK_LEASE_SECONDS = 90;
+
+export interface PendingUpload {
+  id: number;
+  purpose: string;
+  /** The uploader (whose upload it is; the bill goes to the destination's owner). */
+  userId: number;
+  name: string | null;
+  mimeType: string | null;
+  folderId: number | null;
+  fileId: number | null;
+  expectedBytes: number;
+  expectedSha256: string | null;
+  receivedBytes: number;
+  receivedSha256: string | null;
+  partName: string;
+  updateTime: Date;
+}
+
+export function uploadExpiresAt(upload: { updateTime: Date }): Date {
+  return new Date(upload.updateTime.getTime() + UPLOAD_IDLE_SECONDS * 1000);
+}
+
+export function isUploadExpired(upload: { updateTime: Date }, now: Date): boolean {
+  return uploadExpiresAt(upload).getTime() <= now.getTime();
+}
+
+const trimmed = (s: string | null) => (s === null ? null : s.trim());
+
+/** The upload the token names, or null. */
+export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdate?: boolean } = {}): Promise<PendingUpload | null> {
+  if (!/^[0-9a-f]{64}$/.test(token)) return null;
+  let q = db.selectFrom('fup_file_uploads').selectAll().where('fup_token_hash', '=', sha256Hex(token));
+  if (opts.forUpdate) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: row.fup_file_upload_id,
+    purpose: row.fup_purpose,
+    userId: row.fup_usr_user_id,
+    name: row.fup_name,
+    mimeType: row.fup_mime_type,
+    folderId: row.fup_fol_folder_id,
+    fileId: row.fup_fil_file_id,
+    expectedBytes: Number(row.fup_expected_bytes),
+    expectedSha256: trimmed(row.fup_expected_sha256),
+    receivedBytes: Number(row.fup_received_bytes),
+    receivedSha256: trimmed(row.fup_received_sha256),
+    partName: row.fup_part_name,
+    updateTime: row.fup_update_time,
+  };
+}
+
+export interface NewUpload {
+  purpose: string;
+  userId: number;
+  name: string | null;
+  mimeType: string | null;
+  folderId: number | null;
+  fileId: number | null;
+  expectedBytes: number;
+  expectedSha256: string | null;
+  now: Date;
+}
+
+/** Opens an upload; returns its token (shown once) and when it expires if left idle. */
+export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ token: string; expiresTime: Date }> {
+  const token = randomHex(32);
+  await db
+    .insertInto('fup_file_uploads')
+    .values({
+      fup_token_hash: sha256Hex(token),
+      fup_purpose: u.purpose,
+      fup_usr_user_id: u.userId,
+      fup_name: u.name,
+      fup_mime_type: u.mimeType,
+      fup_fol_folder_id: u.folderId,
+      fup_fil_file_id: u.fileId,
+      fup_expected_bytes: u.expectedBytes,
+      fup_expected_sha256: u.expectedSha256,
+      // A zero-byte upload has all its bytes from the start.
+      fup_received_sha256: u.expectedBytes === 0 ? sha256Hex('') : null,
+      fup_part_name: `${randomHex(16)}.part`,
+      fup_create_time: u.now,
+      fup_update_time: u.now,
+    })
+    .execute();
+  return { token, expiresTime: uploadExpiresAt({ updateTime: u.now }) };
+}
+
+/** Takes the upload's chunk lease; null when another chunk holds it. */
+export async function takeLease(db: Kysely<DB>, uploadId: number, now: Date): Promise<{ lease: string; receivedBytes: number } | null> {
+  const lease = randomHex(16);
+  const row = await db
+    .updateTable('fup_file_uploads')
+    .set({ fup_lease_token: lease, fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where((eb) => eb.or([eb('fup_lease_token', 'is', null), eb('fup_lease_until', '<', now)]))
+    .returning('fup_received_bytes')
+    .executeTakeFirst();
+  return row ? { lease, receivedBytes: Number(row.fup_received_bytes) } : null;
+}
+
+export async function releaseLease(db: Kysely<DB>, uploadId: number, lease: string): Promise<void> {
+  await db
+    .updateTable('fup_file_uploads')
+    .set({ fup_lease_token: null, fup_lease_until: null })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_lease_token', '=', lease)
+    .execute();
+}
+
+/**
+ * Records the bytes now held (and, once they are all there, the server's SHA-256 of them) and gives the
+ * lease back. False when the lease was lost: the caller's bytes are not counted.
+ */
+export async function recordReceived(
+  db: Kysely<DB>,
+  uploadId: number,
+  lease: string,
+  received: { bytes: number; sha256: string | null; now: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('fup_file_uploads')
+    .set({
+      fup_received_bytes: received.bytes,
+      fup_received_sha256: received.sha256,
+      fup_lease_token: null,
+      fup_lease_until: null,
+      fup_update_time: received.now,
+    })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_lease_token', '=', lease)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Lowers received_bytes to what the part file really holds (after a crash lost unsynced bytes). */
+export async function lowerReceived(db: Kysely<DB>, uploadId: number, lease: string, bytes: number): Promise<void> {
+  await db
+    .updateTable('fup_file_uploads')
+    .set({ fup_received_bytes: bytes, fup_received_sha256: null })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_lease_token', '=', lease)
+    .execute();
+}
+
+export async function deleteUpload(db: Kysely<DB>, uploadId: number): Promise<void> {
+  await db.deleteFrom('fup_file_uploads').where('fup_file_upload_id', '=', uploadId).execute();
+}
+
+/** Uploads idle since before `before`, oldest first. */
+export async function idleUploads(db: Kysely<DB>, before: Date, limit: number): Promise<Array<{ id: number; partName: string }>> {
+  const rows = await db
+    .selectFrom('fup_file_uploads')
+    .select(['fup_file_upload_id', 'fup_part_name'])
+    .where('fup_update_time', '<', before)
+    .orderBy('fup_update_time')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.fup_file_upload_id, partName: r.fup_part_name }));
+}

@@ -1,0 +1,50 @@
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import { sweepBlobs, unreferencedBlobIds } from '../drive/files.js';
+import { driveStorageFor } from '../drive/storage.js';
+import type { TaskDefinition } from './scheduler.js';
+
+/** An unreferenced blob younger than this may be about to be referenced by an upload in flight. */
+const SWEEP_GRACE_MS = 3600 * 1000;
+const SWEEP_BATCH = 500;
+
+/**
+ * Daily: brings every blob's reference count back to the rows that really reference it (current content
+ * of live files, kept versions), so usage and storage agree after any crash or manual repair, then
+ * removes the bytes of blobs nothing references. Quota usage itself is always summed from those rows.
+ */
+export function reconcileDriveUsageTask(config: Config): TaskDefinition {
+  return {
+    name: 'reconcile_drive_usage',
+    description: 'Recount Drive blob references from files and versions, and delete blobs nothing references',
+    intervalSeconds: 86_400,
+    async run({ db, clock }) {
+      const { blobs } = driveStorageFor(config);
+      const corrected = await db.transaction().execute(async (trx) => {
+        // Every new reference is taken by updating its blob row (acquireBlob), so this lock waits for
+        // transactions taking references to finish and holds off new ones while the count is read.
+        await sql`lock table fbb_file_blobs in share row exclusive mode`.execute(trx);
+        const { rows } = await sql<{ id: number }>`
+          with refs as (
+            select fil_fbb_file_blob_id as id from fil_files where fil_fbb_file_blob_id is not null
+            union all
+            select fvr_fbb_file_blob_id from fvr_file_versions
+          ), counted as (select id, count(*)::int4 as n from refs group by id)
+          update fbb_file_blobs b set fbb_refcount = coalesce(c.n, 0), fbb_update_time = ${clock.now()}
+          from fbb_file_blobs b2 left join counted c on c.id = b2.fbb_file_blob_id
+          where b.fbb_file_blob_id = b2.fbb_file_blob_id and b.fbb_refcount <> coalesce(c.n, 0)
+          returning b.fbb_file_blob_id as id`.execute(trx);
+        return rows.length;
+      });
+      let swept = 0;
+      const before = new Date(clock.nowMs() - SWEEP_GRACE_MS);
+      for (;;) {
+        const ids = await unreferencedBlobIds(db, before, SWEEP_BATCH);
+        const removed = await sweepBlobs(db, blobs, ids);
+        swept += removed;
+        if (ids.length < SWEEP_BATCH || removed === 0) break;
+      }
+      return { corrected_refcounts: corrected, deleted_blobs: swept };
+    },
+  };
+}

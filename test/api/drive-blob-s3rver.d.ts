@@ -1,0 +1,19 @@
+// The part of s3rver (an S3-compatible server for tests; it ships no types) the blob tests use.
+declare module 's3rver' {
+  import type { EventEmitter } from 'node:events';
+
+  interface S3rverOptions {
+    address?: string;
+    port?: number;
+    silent?: boolean;
+    directory?: string;
+    resetOnClose?: boolean;
+    configureBuckets?: Array<{ name: string; configs?: Array<string | Buffer> }>;
+  }
+
+  export default class S3rver extends EventEmitter {
+    constructor(options: S3rverOptions);
+    run(): Promise<{ address: string; port: number }>;
+    close(): Promise<void>;
+  }
+}
