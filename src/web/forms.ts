@@ -37,7 +37,7 @@ export function checkboxInput(id: string, checked: boolean): SafeHtml {
 }
 
 /** A labelled field with its error shown right below it. */
-export function fieldBlock(id: string, label: string, control: SafeHtml, error?: string, help?: string): SafeHtml {
+export function fieldBlock(id: string, label: string | SafeHtml, control: SafeHtml, error?: string, help?: string): SafeHtml {
   return html`<div class="field">
   <label for="${id}">${label}</label>
   ${control}
