@@ -9,7 +9,7 @@ import { activeFeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
 
-const SOURCE_LABELS = {
+export const SOURCE_LABELS = {
   card_processor: 'Card',
   wallet_provider: 'Wallet (online payment account)',
   ios_store: 'App Store',
