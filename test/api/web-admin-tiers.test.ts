@@ -262,7 +262,7 @@ describe('admin tier, tier member and product screens', () => {
       t.clock.set('2026-03-02T09:30:00Z');
       const add = await staff.postForm(`/admin/tiers/${tier.tierId}/members`, { form_token: await token(t, staff, 'tier-members'), user_id: String(u.userId), q: 'findme' });
       expect(add.statusCode).toBe(303);
-      expect(add.headers.location).toBe(`/admin/tiers/${tier.tierId}/members?added=1`);
+      expect(add.headers.location).toBe(`/admin/tiers/${tier.tierId}/members`);
       const rows = await tierMemberships(t, u.userId);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ grm_sbt_subscription_tier_id: tier.tierId, grm_assignment_method: 'manual', grm_subscription_status: 'active' });
@@ -287,7 +287,7 @@ describe('admin tier, tier member and product screens', () => {
       expect((await tierMemberships(t, u.userId)).map((m) => m.grm_sbt_subscription_tier_id)).toEqual([b.tierId]);
       const remove = await staff.postForm(`/admin/tiers/${b.tierId}/members/${u.userId}/remove`, { form_token: await token(t, staff, 'tier-members') });
       expect(remove.statusCode).toBe(303);
-      expect(remove.headers.location).toBe(`/admin/tiers/${b.tierId}/members?removed=1`);
+      expect(remove.headers.location).toBe(`/admin/tiers/${b.tierId}/members`);
       expect(await tierMemberships(t, u.userId)).toEqual([]);
       const changes = (await changeRows(t, u.userId)).map((c) => [c.cht_change_reason, c.cht_old_value, c.cht_new_value, c.cht_changed_by_usr_user_id]);
       expect(changes).toEqual([
