@@ -32,7 +32,7 @@ td.actions{white-space:nowrap}td.actions form+form{margin-left:.75rem}td.time{wh
 svg.chart{width:100%;height:auto;display:block}.chart-figure{margin:0}.legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.9rem;color:#59636e}.swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-.05rem}
 .banner{background:#fdecea;border:1px solid #f1b0aa;border-radius:6px;padding:.75rem;margin-bottom:1rem}pre.command{background:#1f2a44;color:#fff;padding:.5rem .75rem;border-radius:4px;margin:.5rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}
-table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
+svg.chart text{font-size:22px}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
 `;
 
 /** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */

@@ -46,7 +46,8 @@ export function barChart(opts: { id: string; title: string; description: string;
     }),
   );
   const ticks = labels.map((label, i) =>
-    i % every === 0 || i === labels.length - 1
+    // Counted back from the last label, so the newest always has one and none collide with it.
+    (labels.length - 1 - i) % every === 0
       ? html`<text x="${fmt(PAD.left + i * group + group / 2)}" y="${HEIGHT - 10}" text-anchor="middle">${show(label)}</text>`
       : '',
   );

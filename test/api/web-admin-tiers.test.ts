@@ -271,9 +271,9 @@ describe('admin tier, tier member and product screens', () => {
       expect(changes[0]).toMatchObject({ cht_change_reason: 'manual', cht_old_value: null, cht_new_value: String(tier.tierId), cht_changed_by_usr_user_id: staffId, cht_entity_id: tier.tierId });
       const page = await staff.get(add.headers.location as string);
       const row = new RegExp(`<tr data-email="${u.email}">[\\s\\S]*?</tr>`).exec(page.body)![0];
-      expect(row).toContain('<td class="assigned">2026-03-02 09:30:00</td>');
-      expect(row).toContain('<td class="method">Manual</td>');
-      expect(row).toContain('<td class="status">active</td>');
+      expect(row).toContain('<td class="assigned" data-label="Assigned">2026-03-02 09:30:00</td>');
+      expect(row).toContain('<td class="method" data-label="How">Manual</td>');
+      expect(row).toContain('<td class="status" data-label="Subscription">active</td>');
       expect(page.body).toContain('Member added.');
     });
 

@@ -8,7 +8,7 @@ import type { FeatureDefinition } from '../../tiers/feature-registry.js';
 import { sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
 import { pageViewer } from '../viewer.js';
-import { featureInUse, isByteFeature, showValue } from './admin/tiers.js';
+import { featureInUse, featureLabel, isByteFeature, showValue } from './admin/tiers.js';
 
 export interface Plan {
   productId: number;
@@ -84,9 +84,9 @@ export function differingFeatures(plans: Plan[], definitions: FeatureDefinition[
 
 function featureLine(plan: Plan, def: FeatureDefinition): SafeHtml {
   const v = effective(plan, def);
-  if (typeof v === 'boolean') return html`<li data-feature="${def.key}" class="${v ? 'yes' : 'no'}">${v ? '✓' : '✗'} ${def.label}</li>`;
+  if (typeof v === 'boolean') return html`<li data-feature="${def.key}" class="${v ? 'yes' : 'no'}">${v ? '✓' : '✗'} ${featureLabel(def)}</li>`;
   const shown = typeof v === 'number' && isByteFeature(def) ? showValue(v, def) : String(v);
-  return html`<li data-feature="${def.key}">${def.label}: <strong>${shown === '' ? 'none' : shown}</strong></li>`;
+  return html`<li data-feature="${def.key}">${featureLabel(def)}: <strong>${shown === '' ? 'none' : shown}</strong></li>`;
 }
 
 const PERIOD_WORDS: Record<SubscriptionPeriod, string> = { day: 'day', week: 'week', month: 'month', year: 'year' };

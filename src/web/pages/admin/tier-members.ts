@@ -77,9 +77,9 @@ ${opts.notice ?? ''}
   ${q
     ? found.length === 0
       ? html`<p id="search-results">No user’s email contains “${q}”.</p>`
-      : html`<table id="search-results"><thead><tr><th>Email</th><th>Name</th><th>Current tier</th><th></th></tr></thead><tbody>
-${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><td>${name(u)}</td><td>${u.sbt_display_name ?? 'none'}</td>
-<td>${u.sbt_subscription_tier_id === tier.sbt_subscription_tier_id
+      : html`<table id="search-results" class="stack"><thead><tr><th>Email</th><th>Name</th><th>Current tier</th><th></th></tr></thead><tbody>
+${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><td data-label="Name">${name(u)}</td><td data-label="Current tier">${u.sbt_display_name ?? 'none'}</td>
+<td class="actions">${u.sbt_subscription_tier_id === tier.sbt_subscription_tier_id
   ? 'member'
   : html`<form class="inline" method="post" action="${base}">${tokenInput(viewer, FORM_NAME)}<input type="hidden" name="user_id" value="${u.usr_user_id}"><input type="hidden" name="q" value="${q}"><button class="link" type="submit" data-action="add">Add</button></form>`}</td></tr>`)}
 </tbody></table>`
@@ -90,9 +90,9 @@ ${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><
   ${opts.membersError ? html`<p class="field-error" id="members-error" role="alert">${opts.membersError}</p>` : ''}
   ${members.length === 0
     ? html`<p id="no-members">No one is in this tier.</p>`
-    : html`<table id="members"><thead><tr><th>Member</th><th>Assigned</th><th>How</th><th>Subscription</th><th></th></tr></thead><tbody>
+    : html`<table id="members" class="stack"><thead><tr><th>Member</th><th>Assigned</th><th>How</th><th>Subscription</th><th></th></tr></thead><tbody>
 ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br><span class="help">${name(m)}</span></td>
-<td class="assigned">${formatTimestamp(m.grm_assigned_time)}</td><td class="method">${METHODS[m.grm_assignment_method] ?? m.grm_assignment_method}</td><td class="status">${m.grm_subscription_status ?? '—'}</td>
+<td class="assigned" data-label="Assigned">${formatTimestamp(m.grm_assigned_time)}</td><td class="method" data-label="How">${METHODS[m.grm_assignment_method] ?? m.grm_assignment_method}</td><td class="status" data-label="Subscription">${m.grm_subscription_status ?? '—'}</td>
 <td class="actions"><form class="inline" method="post" action="${base}/${m.usr_user_id}/remove" data-confirm="Remove ${m.usr_email} from ${tier.sbt_display_name}? They lose the tier’s features now.">${tokenInput(viewer, FORM_NAME)}<button class="link" type="submit" data-action="remove">Remove</button></form></td></tr>`)}
 </tbody></table>`}
 </div>`;
