@@ -48,7 +48,7 @@ export function barChart(opts: { id: string; title: string; description: string;
   const ticks = labels.map((label, i) =>
     // Counted back from the last label, so the newest always has one and none collide with it.
     (labels.length - 1 - i) % every === 0
-      ? html`<text x="${fmt(PAD.left + i * group + group / 2)}" y="${HEIGHT - 10}" text-anchor="middle">${show(label)}</text>`
+      ? html`<text x="${fmt(i === labels.length - 1 ? WIDTH - PAD.right : i === 0 ? PAD.left : PAD.left + i * group + group / 2)}" y="${HEIGHT - 6}" text-anchor="${i === labels.length - 1 ? 'end' : i === 0 ? 'start' : 'middle'}">${show(label)}</text>`
       : '',
   );
   return html`<figure class="chart-figure">

@@ -41,7 +41,7 @@ export function apiKeysAdminPage(web: FastifyInstance, services: Services): void
     const row = (k: (typeof keys)[number]) => {
       const state = k.apk_delete_time ? 'revoked' : k.apk_is_active ? 'active' : 'inactive';
       return html`<tr data-key="${k.apk_public_key}">
-  <td class="owner">${k.usr_email}</td><td data-label="Type">${k.apk_type}</td><td data-label="Name">${k.apk_name ?? ''}</td><td data-label="Permission">${k.apk_permission}</td>
+  <td class="owner">${k.usr_email}</td><td data-label="Type">${k.apk_type}</td><td data-label="Name">${k.apk_name || '—'}</td><td data-label="Permission">${k.apk_permission}</td>
   <td class="time" data-label="Last used">${fmt(k.apk_last_used_time)}</td><td class="time" data-label="Expires">${fmt(k.apk_expires_time)}</td><td class="state" data-label="State">${state}</td>
   <td class="actions">${k.apk_delete_time || !viewer.user || !mayActOn(viewer.user, k)
     ? ''
