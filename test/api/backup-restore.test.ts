@@ -97,6 +97,10 @@ describe.skipIf(onPostgres)('backup while the server runs, and restore into its 
   it('restore into the stopped data directory brings back exactly the backed-up rows, keeping the previous database aside', async () => {
     await createUser(env, 'after-backup@example.com');
     expect(await server.stop('SIGTERM')).toBe(0);
+    // With no server, the command opens the data directory itself.
+    const offline = ok(await runGatehouse(['backup', 'create'], env));
+    expect(offline.stderr).toContain(`gatehouse: using the embedded database in ${data.dir} (DATA_DIR); no server is running on it`);
+    expect(existsSync(offline.json.path)).toBe(true);
     const r = ok(await runGatehouse(['backup', 'restore', backupFile], env));
     expect(r.stderr).toContain(`gatehouse: using the embedded database in ${data.dir} (DATA_DIR), as the restore's target`);
     const tables = Object.keys(atBackup.tables).length;
