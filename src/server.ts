@@ -11,7 +11,10 @@ import { describeDatabase, embeddedDatabaseDir } from './db/location.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startSocketServer, type SocketServer } from './db/socket-server.js';
 import { buildApp } from './http/app.js';
+import { startBackupChannel } from './backups/channel.js';
+import { takeBackup } from './backups/take.js';
 import { createServices, type Services } from './services.js';
+import { devBanner, initialAdminNote, startLine, type StartNotes } from './start-banner.js';
 
 export interface ServeOptions {
   /**
@@ -19,18 +22,6 @@ export interface ServeOptions {
    * off in the embedded database (a setting of that data directory only; PostgreSQL is left alone).
    */
   dev?: boolean;
-}
-
-/** What the operator is told once the server listens (stderr, never in a JSON log line). */
-export interface StartNotes {
-  loginUrl: string;
-  database: string;
-  /** Set on the first start: the superadmin just created, and the file holding its password. */
-  initialAdmin: { email: string; file: string } | null;
-  /** Whether the API refuses plain HTTP (the setting as it stands after a dev start). */
-  httpsRequired: boolean;
-  /** Dev mode switched api_require_https off on this start. */
-  httpsSwitchedOff: boolean;
 }
 
 export interface RunningServer {
@@ -145,6 +136,9 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       const started = await startSocketServer(database.pglite, database.db, config.dataDir);
       teardown.add(() => started.stop());
       socket = started;
+      // The server owns the embedded database, so `gatehouse backup create` asks it to take the backup.
+      const channel = await startBackupChannel(config.dataDir, (folder, progress) => takeBackup(services, folder, progress));
+      teardown.add(() => channel.stop());
     }
 
     const initialAdmin = await bootstrapInitialAdmin(database.db, config.dataDir, services.clock.now());
@@ -161,7 +155,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     const notes: StartNotes = {
       loginUrl: `${config.baseUrl}/login`,
       database: describeDatabase(config),
-      initialAdmin,
+      initialAdmin: initialAdminNote(config.dataDir, initialAdmin),
       httpsRequired: services.settings.bool('api_require_https'),
       httpsSwitchedOff,
     };
@@ -193,7 +187,7 @@ export async function serveUntilSignal(config: Config, stderr: (line: string) =>
     stderr(`gatehouse: cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
-  for (const line of opts.dev ? devBanner(server.notes) : startLines(server.notes)) stderr(line);
+  for (const line of opts.dev ? devBanner(server.notes) : [startLine(server.notes)]) stderr(line);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -202,36 +196,4 @@ export async function serveUntilSignal(config: Config, stderr: (line: string) =>
   const ok = await server.close();
   server.app.log.info('stopped');
   return ok ? 0 : 1;
-}
-
-const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';
-
-/** `npm start`: each note one readable line. */
-export function startLines(notes: StartNotes): string[] {
-  const lines = [`gatehouse: serving ${notes.loginUrl.replace(/\/login$/, '')} on ${notes.database}`];
-  if (notes.initialAdmin) {
-    lines.push(`gatehouse: first start: sign in at ${notes.loginUrl} as ${notes.initialAdmin.email}; the password is in ${notes.initialAdmin.file}`);
-  }
-  if (notes.httpsRequired) lines.push(`gatehouse: the API refuses plain HTTP (api_require_https); for local development: ${HTTPS_COMMAND}`);
-  return lines;
-}
-
-/** `npm run dev`: the same notes as a block a developer spots among the log lines. */
-export function devBanner(notes: StartNotes): string[] {
-  const rows: Array<[string, string]> = [['Sign in', notes.loginUrl]];
-  if (notes.initialAdmin) {
-    rows.push(['Email', notes.initialAdmin.email]);
-    rows.push(['Password', `in ${notes.initialAdmin.file} (written once, on this first start)`]);
-  }
-  rows.push(['Database', notes.database]);
-  rows.push([
-    'HTTPS',
-    notes.httpsRequired
-      ? `required: the API refuses plain HTTP (${HTTPS_COMMAND} changes it)`
-      : notes.httpsSwitchedOff
-        ? 'not required: api_require_https switched off in this data directory'
-        : 'not required (api_require_https is off)',
-  ]);
-  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
-  return ['', `  Gatehouse is running in development mode${notes.initialAdmin ? ' (first start)' : ''}`, ...rows.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`), ''];
 }

@@ -28,7 +28,9 @@ export async function listScheduledBackups(dataDir: string): Promise<ScheduledBa
   try {
     names = await readdir(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    // No folder yet (or something else in its place, which the next backup reports): nothing kept.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw e;
   }
   const found: Array<ScheduledBackup & { seq: number }> = [];

@@ -24,28 +24,27 @@ export const backupCommand: CommandGroup = {
     const [sub, ...rest] = args;
     if (sub === 'create') {
       parseCommandArgs(rest, {}, { min: 0, max: 0, usage: CREATE });
-      const [{ liveLockHolder }, { requestServerBackup }, { takeBackup }] = await Promise.all([
+      const [{ liveLockHolder }, { backupSocketPath, requestServerBackup }, { takeBackup }] = await Promise.all([
         import('../db/data-dir-lock.js'),
         import('../backups/channel.js'),
         import('../backups/take.js'),
       ]);
       const progress = await stderrProgress(ctx.io);
       const { dataDir, databaseUrl } = ctx.config;
-      const viaServer = async () => {
-        const holder = liveLockHolder(dataDir);
-        ctx.io.stderr(`gatehouse: using the embedded database in ${dataDir} (DATA_DIR), backed up by the running server${holder ? ` (pid ${holder.pid})` : ''}\n`);
-        return requestServerBackup(dataDir, '', progress);
-      };
-      if (!databaseUrl && liveLockHolder(dataDir)?.role === 'server') return { ...(await viaServer()) };
-      // A server that started meanwhile is reached through its database socket: it owns the database, so ask it.
-      const local = await ctx.withServices(async (services) => (services.database.kind === 'pglite' || databaseUrl ? takeBackup(services, '', progress) : null));
-      return { ...(local ?? (await viaServer())) };
+      const holder = databaseUrl ? null : liveLockHolder(dataDir);
+      if (holder?.role === 'server') {
+        ctx.io.stderr(`gatehouse: using the embedded database in ${dataDir} (DATA_DIR), backed up by the running server (pid ${holder.pid}) through ${backupSocketPath(dataDir)}\n`);
+        return { ...(await requestServerBackup(dataDir, '', progress)) };
+      }
+      // PostgreSQL, or a data directory no server runs on (takeBackup asks a server that started meanwhile).
+      return { ...(await ctx.withServices((services) => takeBackup(services, '', progress))) };
     }
     if (sub === 'restore') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: RESTORE });
       const file = path.resolve(positionals[0]!);
       const { RestoreInputError, restoreIntoDataDir, restoreIntoPostgres } = await import('../backups/restore.js');
-      const progress = await stderrProgress(ctx.io);
+      const [{ describeDatabase }, progress] = await Promise.all([import('../db/location.js'), stderrProgress(ctx.io)]);
+      ctx.io.stderr(`gatehouse: using ${describeDatabase(ctx.config)}, as the restore's target\n`);
       try {
         const result = ctx.config.databaseUrl
           ? await restoreIntoPostgres(file, ctx.config.databaseUrl, progress)

@@ -1,11 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { html, type SafeHtml } from './html.js';
+import { apiRefusesRequest } from './https-notice.js';
 import { page, sendPage, type PageOptions } from './layout.js';
 import { checkFormToken, formToken } from './sessions.js';
 import { pageViewer, type SignedInUser } from './viewer.js';
 
 export type Viewer = Awaited<ReturnType<typeof pageViewer>>;
+
+/** usr_permission from which a user is staff (the admin pages' guard). */
+const STAFF_PERMISSION = 5;
 
 export function bodyField(request: FastifyRequest, name: string): string {
   const v = ((request.body ?? {}) as Record<string, unknown>)[name];
@@ -37,7 +41,7 @@ export function checkboxInput(id: string, checked: boolean): SafeHtml {
 }
 
 /** A labelled field with its error shown right below it. */
-export function fieldBlock(id: string, label: string, control: SafeHtml, error?: string, help?: string): SafeHtml {
+export function fieldBlock(id: string, label: string | SafeHtml, control: SafeHtml, error?: string, help?: string): SafeHtml {
   return html`<div class="field">
   <label for="${id}">${label}</label>
   ${control}
@@ -72,6 +76,7 @@ export async function guardPage(request: FastifyRequest, reply: FastifyReply, se
     await sendViewerPage(reply, viewer, 'Forbidden', html`<div class="card"><p class="error">This page is for staff only.</p></div>`, 403);
     return null;
   }
+  if (minPermission >= STAFF_PERMISSION) viewer.apiRefusesHttp = apiRefusesRequest(request, services.settings);
   return viewer as Viewer & { user: SignedInUser };
 }
 

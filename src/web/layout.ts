@@ -1,13 +1,17 @@
 import type { FastifyReply } from 'fastify';
 import { html, raw, type SafeHtml } from './html.js';
+import { httpsNotice } from './https-notice.js';
 import type { WebSession } from './sessions.js';
 
 export interface PageViewer {
   session: WebSession | null;
   displayName: string | null;
   isStaff: boolean;
+  /** Set on staff pages whose request the API would refuse (plain HTTP while api_require_https is on). */
+  apiRefusesHttp?: boolean;
 }
 
+// Emitted raw: a <style> element's text is not entity-decoded, so escaping would break selectors like a>b and quoted strings.
 const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1f24;background:#f6f7f9}
 header{background:#1f2a44;color:#fff;padding:.75rem 1rem;display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
@@ -23,11 +27,13 @@ button.secondary{margin-top:1rem;background:#fff;color:#1b1f24;border:1px solid 
 table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e5e8ec}
 main.wide{max-width:72rem}header .who{font-weight:600;padding:.15rem .5rem;border-radius:4px;background:rgba(255,255,255,.12)}
 .secret{display:block;overflow-wrap:anywhere;margin-top:.25rem}code.ident{font-family:monospace;background:#eef1f5;border-radius:3px;padding:0 .25rem}
-td.actions{white-space:nowrap}details.features{border:1px solid #dde1e6;border-radius:6px;padding:.5rem .75rem;margin:.75rem 0}details.features summary{cursor:pointer;font-weight:600}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}.grid>.card{margin:0}.figure{font-size:1.8rem;font-weight:700}
-.plan .price{font-size:1.4rem;font-weight:700;margin:.25rem 0}.plan ul{padding-left:1.2rem}svg.chart{width:100%;height:auto;display:block}
+td.actions{white-space:nowrap}td.actions form+form{margin-left:.75rem}td.time{white-space:nowrap}table.keys td.owner{overflow-wrap:anywhere}.card.narrow{max-width:44rem}details.features{border:1px solid #dde1e6;border-radius:6px;padding:.5rem .75rem;margin:.75rem 0}details.features summary{cursor:pointer;font-weight:600}
+.card>h2:first-child{margin-top:0}.grid{margin-bottom:1rem;display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}.grid>.card{margin:0}.figure{font-size:1.8rem;font-weight:700}
+.plan{display:flex;flex-direction:column}.plan h2{margin:0}.plan .price{font-size:1.4rem;font-weight:700;margin:.25rem 0}.plan .per{font-size:1rem;font-weight:400;color:#59636e}.plan ul{padding-left:0;list-style:none}.plan li.no{color:#8a939e}.plan button.choose{margin-top:auto}
+svg.chart{width:100%;height:auto;display:block}.chart-figure{margin:0}.legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.9rem;color:#59636e}.swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-.05rem}
+.banner{background:#fdecea;border:1px solid #f1b0aa;border-radius:6px;padding:.75rem;margin-bottom:1rem}pre.command{background:#1f2a44;color:#fff;padding:.5rem .75rem;border-radius:4px;margin:.5rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}
-table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
+svg.chart text{font-size:22px}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
 `;
 
 /** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */
@@ -42,6 +48,7 @@ export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { 
 ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
 <style>${raw(STYLE)}</style>
 <script src="/static/serviceApi.js" defer></script>
+<script src="/static/confirm.js" defer></script>
 </head>
 <body>
 <header>
@@ -55,6 +62,7 @@ ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.
     : html`<a href="/login">Sign in</a><a href="/register">Register</a>`}
 </header>
 <main${opts.wide ? html` class="wide"` : ''}>
+${viewer.apiRefusesHttp ? httpsNotice() : ''}
 <h1>${title}</h1>
 ${body}
 </main>

@@ -18,6 +18,8 @@ import { tierListPage } from './pages/admin/tier-list.js';
 import { tierEditPages } from './pages/admin/tiers.js';
 import { tierMembersPage } from './pages/admin/tier-members.js';
 import { productAdminPages } from './pages/admin/products.js';
+import { dashboardPage } from './pages/admin/dashboard.js';
+import { pricingPage } from './pages/pricing.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
 import { securityPage } from './pages/security.js';
@@ -26,8 +28,7 @@ import { driveFilePages } from './pages/drive-files.js';
 import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8' };
-STATIC_FILES['drive.js'] = 'application/javascript; charset=utf-8';
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -70,4 +71,6 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   securityPage(web, services);
   drivePage(web, services);
   driveFilePages(web, services);
+  dashboardPage(web, services);
+  pricingPage(web, services);
 }

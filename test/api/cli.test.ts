@@ -1,3 +1,6 @@
+import { existsSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
 import {
@@ -213,19 +216,24 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
   });
 
   describe('backup create', () => {
-    it(onPostgres ? 'writes a pg_dump into DATA_DIR/backups and prints its path and size' : 'refuses while the server owns the embedded database, with exit 1 and a clear message', async () => {
+    it(onPostgres ? 'writes a pg_dump into DATA_DIR/backups and prints its path and size' : 'is taken by the running server, with its progress on stderr', async () => {
       const r = await cli('backup', 'create');
-      if (onPostgres) {
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.json).toEqual({ path: expect.stringMatching(/backups\/gatehouse-.*\.pgdump$/), size_bytes: expect.any(Number) });
-        expect(r.json.size_bytes).toBeGreaterThan(0);
-        expect(r.stderr).toMatch(/backup: /);
-      } else {
-        expect(r.code).toBe(1);
-        expect(r.stdout).toBe('');
-        expect(r.stderr).toMatch(/running server owns the embedded database; stop it/);
-      }
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toEqual({ path: expect.stringMatching(onPostgres ? /backups\/gatehouse-.*\.pgdump$/ : /backups\/gatehouse-.*\.pglite\.tar\.gz$/), size_bytes: expect.any(Number) });
+      expect(r.json.size_bytes).toBeGreaterThan(0);
+      expect(r.stderr).toMatch(onPostgres ? /^gatehouse: using PostgreSQL at DATABASE_URL=postgres:/m : /^gatehouse: using the embedded database in .* backed up by the running server \(pid \d+\)/m);
+      expect(r.stderr).toMatch(/^backup \[#{24}\] 100% done$/m);
     });
+  });
+
+  it('says on stderr which database each command used', async () => {
+    const r = await cli('setting', 'get', 'site_name');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      onPostgres
+        ? /^gatehouse: using PostgreSQL at DATABASE_URL=postgres:\/\/postgres@127\.0\.0\.1:5432\/gh_cli_\w+$/m
+        : /^gatehouse: using the embedded database in \S+ \(DATA_DIR\), through the running server's socket \S+\.s\.PGSQL\.5432 \(server pid \d+\)$/m,
+    );
   });
 
   it('refuses an unknown command and a missing subcommand with exit 2 and the usage', async () => {
@@ -233,24 +241,41 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
   });
 });
 
-describe.skipIf(onPostgres)('operator CLI on a data directory with no server', () => {
-  it('backup create writes a dumpDataDir archive that PGlite can load, with a progress line', async () => {
-    const data = tempDataDir('gh-cli-backup-');
+describe.skipIf(onPostgres)('operator CLI on a data directory with no database', () => {
+  // The usual mistake: a command run from another directory than the server's. Nothing may be created.
+  it('exits 2 naming the directory and how to point at the server, and creates nothing', async () => {
+    const data = tempDataDir('gh-cli-empty-');
     try {
-      const env = programEnv({ DATA_DIR: data.dir });
-      const r = await runGatehouse(['backup', 'create'], env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.json).toEqual({ path: expect.stringMatching(/backups\/gatehouse-.*\.pglite\.tar\.gz$/), size_bytes: expect.any(Number) });
-      expect(r.stderr).toMatch(/backup: wrote \d+ bytes/);
-      const { PGlite } = await import('@electric-sql/pglite');
-      const { readFileSync } = await import('node:fs');
-      const restored = await PGlite.create({ loadDataDir: new Blob([readFileSync(r.json.path)]) });
-      const rows = await restored.query<{ n: number }>('select count(*)::int as n from usr_users');
-      expect(rows.rows[0]!.n).toBe(0);
-      await restored.close();
+      const missing = path.join(data.dir, 'not-yet');
+      const commands = [['setting', 'get', 'site_name'], ['user', 'create', '--email', 'a@example.com', '--password', 'long enough'], ['task', 'run', 'all'], ['tier', 'list'], ['backup', 'create']];
+      const runs = [data.dir, missing].flatMap((dir) => commands.map(async (args) => ({ dir, args, r: await runGatehouse(args, programEnv({ DATA_DIR: dir })) })));
+      for (const { dir, args, r } of await Promise.all(runs)) {
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toContain(`no database in ${dir} (looked for ${dir}/db), and this command does not create one.`);
+        expect(r.stderr).toContain('DATA_DIR=/path/to/the/server/data');
+        expect(r.stderr).toContain('DATABASE_URL=postgres://');
+      }
+      expect(readdirSync(data.dir)).toEqual([]);
     } finally {
       data.remove();
     }
-    // A fresh embedded database is created, migrated, dumped and loaded again: slow on a busy 2-core machine.
-  }, 120_000);
+  });
+
+  it('serve checks the port before creating anything', async () => {
+    const data = tempDataDir('gh-cli-port-');
+    const taken = net.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const dir = path.join(data.dir, 'data');
+      const r = await runGatehouse(['serve'], programEnv({ DATA_DIR: dir, PORT: String(port) }));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`port ${port} is already in use on 127.0.0.1`);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      taken.close();
+      data.remove();
+    }
+  });
 });

@@ -295,17 +295,36 @@ describe('management endpoints', () => {
         run_count: 0,
       },
     );
-    const notConfigured = {
-      configured: false,
-      scheduled: false,
-      interval_seconds: null,
-      last_run_time: null,
-      last_outcome: null,
-      last_error: null,
-      reached_bucket: null,
-      recovery_key_fingerprint: null,
-    };
-    expect(d.backups).toEqual({ site: notConfigured, manager: notConfigured });
+    const neverRun = { last_run_time: null, last_outcome: null, last_error: null, reached_bucket: null, recovery_key_fingerprint: null };
+    // The site profile's producer (backup_site) ships, off until backup_schedule_hours is set; the manager profile belongs to a management node.
+    expect(d.backups).toEqual({
+      site: {
+        configured: true,
+        scheduled: false,
+        interval_seconds: null,
+        ...neverRun,
+        schedule_hours: 0,
+        keep: 7,
+        last_backup_path: null,
+        last_backup_time: null,
+        last_backup_size_bytes: null,
+        kept_count: 0,
+        next_due_time: null,
+      },
+      manager: {
+        configured: false,
+        scheduled: false,
+        interval_seconds: null,
+        ...neverRun,
+        schedule_hours: null,
+        keep: null,
+        last_backup_path: null,
+        last_backup_time: null,
+        last_backup_size_bytes: null,
+        kept_count: null,
+        next_due_time: null,
+      },
+    });
     const text = res.body;
     for (const secret of [headers.secret_key!, process.env.DATABASE_URL ?? 'postgres://', process.env.REDIS_URL ?? 'redis://']) {
       expect(text).not.toContain(secret);
@@ -364,29 +383,12 @@ describe('management endpoints', () => {
     await t.services.db.deleteFrom('tsk_task_runs').execute();
   });
 
-  it('stats backups block reflects a backup_site producer: scheduled, last run, bucket, recovery-key fingerprint', async () => {
-    const tasks = t.services.scheduler.tasks;
-    tasks.push({
-      name: 'backup_site',
-      description: 'test producer',
-      intervalSeconds: 86_400,
-      run: async () => ({}),
-    });
+  it('stats backups block reflects the backup_site runs: scheduled, last run, bucket, recovery-key fingerprint', async () => {
+    await t.services.settings.set('backup_schedule_hours', 24);
     try {
-      const before = (await get('stats')).json.data.backups;
-      expect(before.site).toEqual({
-        configured: true,
-        scheduled: true,
-        interval_seconds: 86_400,
-        last_run_time: null,
-        last_outcome: null,
-        last_error: null,
-        reached_bucket: null,
-        recovery_key_fingerprint: null,
-      });
-      await recordRun('backup_site', 'success', { reached_bucket: true, recovery_key_fingerprint: 'SHA256:3f2a9c', file: 'site/x.tar.gz' });
+      await recordRun('backup_site', 'success', { reached_bucket: true, recovery_key_fingerprint: 'SHA256:3f2a9c', file: 'scheduled/x.pglite.tar.gz' });
       const after = (await get('stats')).json.data;
-      expect(after.backups.site).toEqual({
+      expect(after.backups.site).toMatchObject({
         configured: true,
         scheduled: true,
         interval_seconds: 86_400,
@@ -395,13 +397,14 @@ describe('management endpoints', () => {
         last_error: null,
         reached_bucket: true,
         recovery_key_fingerprint: 'SHA256:3f2a9c',
+        schedule_hours: 24,
       });
       expect(after.backups.manager.configured).toBe(false);
-      expect(after.cron.map((c: { name: string }) => c.name).slice(-1)).toEqual(['backup_site']);
-      await recordRun('backup_site', 'error', null, 'bucket unreachable');
-      expect((await get('stats')).json.data.backups.site).toMatchObject({ last_outcome: 'error', last_error: 'bucket unreachable', reached_bucket: false, recovery_key_fingerprint: null });
+      expect(after.cron.map((c: { name: string }) => c.name)).toContain('backup_site');
+      await recordRun('backup_site', 'error', null, 'disk full');
+      expect((await get('stats')).json.data.backups.site).toMatchObject({ last_outcome: 'error', last_error: 'disk full', reached_bucket: false, recovery_key_fingerprint: null });
     } finally {
-      tasks.pop();
+      await t.services.settings.set('backup_schedule_hours', 0);
       await t.services.db.deleteFrom('tsk_task_runs').execute();
     }
   });

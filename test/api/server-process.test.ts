@@ -152,6 +152,7 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     expect(server.output()).toContain('shutting down');
     expect(existsSync(path.join(dataDir, 'gatehouse.lock'))).toBe(false);
     expect(existsSync(path.join(dataDir, '.s.PGSQL.5432'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'gatehouse-backup.sock'))).toBe(false);
     // The CLI now opens the data directory itself, and sees what the socket wrote.
     const r = await runGatehouse(['setting', 'get', 'api_require_https'], env);
     expect(r.code, r.stderr).toBe(0);

@@ -108,8 +108,11 @@ describe('admin and profile screens', () => {
       tier_gate_preview_length: '120',
       tier_upgrade_url: 'https://members.example.com/upgrade',
     });
-    expect(ok.statusCode).toBe(200);
-    expect(ok.body).toContain('Settings saved.');
+    // POST-redirect-GET with a one-time notice: the next page shows it, a reload does not.
+    expect(ok.statusCode).toBe(303);
+    expect(ok.headers.location).toBe('/admin/settings/subscriptions');
+    expect((await staff.get('/admin/settings/subscriptions')).body).toContain('<p class="notice" role="status" id="settings-saved">Settings saved.</p>');
+    expect((await staff.get('/admin/settings/subscriptions')).body).not.toContain('Settings saved.');
     expect(t.services.settings.bool('subscription_downgrades_enabled')).toBe(false);
     expect(t.services.settings.string('subscription_cancellation_timing')).toBe('immediate');
     expect(t.services.settings.bool('subscription_cancellation_prorate')).toBe(true);

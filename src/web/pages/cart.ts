@@ -24,7 +24,7 @@ async function renderCart(reply: FastifyReply, services: Services, viewer: Viewe
   const body = html`${notice.info ? html`<p class="notice" role="status" id="cart-notice">${notice.info}</p>` : ''}
 ${notice.error ? html`<p class="error" role="alert" id="cart-error">${notice.error}</p>` : ''}
 ${items.length === 0
-  ? html`<div class="card"><p id="cart-empty">Your cart is empty.</p></div>`
+  ? html`<div class="card"><p id="cart-empty">Your cart is empty. <a href="/pricing" id="cart-pricing">See the plans and prices</a>.</p></div>`
   : html`<div class="card" style="overflow-x:auto"><table id="cart-items"><thead><tr><th>Product</th><th>Quantity</th></tr></thead><tbody>
 ${items.map((i) => html`<tr data-product="${i.product_id}"><td>${i.name}</td><td>${i.quantity}</td></tr>`)}
 </tbody></table><p>${item_count} item${item_count === 1 ? '' : 's'}.</p>

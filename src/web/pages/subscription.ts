@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
+import { formatByteSize } from '../../lib/byte-size.js';
 import { formatMoney } from '../../lib/money.js';
 import type { Services } from '../../services.js';
 import { isStoreBilled, storeActive } from '../../store/lifecycle/refusals.js';
@@ -8,8 +9,9 @@ import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary }
 import { activeFeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
+import { featureLabel, isByteFeature } from './admin/tiers.js';
 
-const SOURCE_LABELS = {
+export const SOURCE_LABELS = {
   card_processor: 'Card',
   wallet_provider: 'Wallet (online payment account)',
   ios_store: 'App Store',
@@ -93,10 +95,14 @@ function featureTable(summary: SubscriptionSummary): SafeHtml {
   const tier = summary.current_tier;
   if (!tier) return html`<p id="no-tier">You are not a member of any tier.</p>`;
   const registry = activeFeatureRegistry();
-  const shown = (v: unknown) => (typeof v === 'boolean' ? (v ? 'Yes' : 'No') : String(v));
+  const shown = (key: string, v: unknown) => {
+    const def = registry.get(key);
+    if (typeof v === 'boolean') return v ? 'Yes' : 'No';
+    return def && typeof v === 'number' && isByteFeature(def) ? formatByteSize(v) : String(v);
+  };
   return html`<p id="tier-name"><strong>${tier.display_name}</strong> <span class="help">(level ${tier.tier_level})</span></p>
 <table id="tier-features"><thead><tr><th>Feature</th><th>Your value</th></tr></thead><tbody>
-${Object.entries(tier.features).map(([key, value]) => html`<tr data-feature="${key}"><td>${registry.get(key)?.label ?? key}</td><td>${shown(value)}</td></tr>`)}
+${Object.entries(tier.features).map(([key, value]) => html`<tr data-feature="${key}"><td>${registry.get(key) ? featureLabel(registry.get(key)!) : key}</td><td>${shown(key, value)}</td></tr>`)}
 </tbody></table>`;
 }
 

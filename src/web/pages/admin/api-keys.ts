@@ -41,12 +41,12 @@ export function apiKeysAdminPage(web: FastifyInstance, services: Services): void
     const row = (k: (typeof keys)[number]) => {
       const state = k.apk_delete_time ? 'revoked' : k.apk_is_active ? 'active' : 'inactive';
       return html`<tr data-key="${k.apk_public_key}">
-  <td>${k.usr_email}</td><td>${k.apk_type}</td><td>${k.apk_name ?? ''}</td><td>${k.apk_permission}</td>
-  <td>${fmt(k.apk_last_used_time)}</td><td>${fmt(k.apk_expires_time)}</td><td class="state">${state}</td>
-  <td>${k.apk_delete_time || !viewer.user || !mayActOn(viewer.user, k)
+  <td class="owner">${k.usr_email}</td><td data-label="Type">${k.apk_type}</td><td data-label="Name">${k.apk_name || '—'}</td><td data-label="Permission">${k.apk_permission}</td>
+  <td class="time" data-label="Last used">${fmt(k.apk_last_used_time)}</td><td class="time" data-label="Expires">${fmt(k.apk_expires_time)}</td><td class="state" data-label="State">${state}</td>
+  <td class="actions">${k.apk_delete_time || !viewer.user || !mayActOn(viewer.user, k)
     ? ''
     : html`<form class="inline" method="post" action="/admin/api-keys/${k.apk_api_key_id}/${k.apk_is_active ? 'deactivate' : 'activate'}">${tokenInput(viewer, 'api-keys')}<button class="link" type="submit">${k.apk_is_active ? 'Deactivate' : 'Activate'}</button></form>
-       · <form class="inline" method="post" action="/admin/api-keys/${k.apk_api_key_id}/revoke">${tokenInput(viewer, 'api-keys')}<button class="link" type="submit" data-action="revoke">Revoke</button></form>`}</td>
+       <form class="inline" method="post" action="/admin/api-keys/${k.apk_api_key_id}/revoke">${tokenInput(viewer, 'api-keys')}<button class="link" type="submit" data-action="revoke">Revoke</button></form>`}</td>
 </tr>`;
     };
     const body = html`${adminNav()}
@@ -55,7 +55,7 @@ ${issued
       <p>public_key: <span class="secret" id="new-public-key">${issued.publicKey}</span></p>
       <p>secret_key: <span class="secret" id="new-secret-key">${issued.secretKey}</span></p></div>`
   : ''}
-<div class="card">
+<div class="card narrow">
   <h2>Create a machine key</h2>
   <form method="post" action="/admin/api-keys" novalidate>
     ${tokenInput(viewer, 'api-keys')}
@@ -74,12 +74,12 @@ ${issued
     <button class="primary" type="submit">Create key</button>
   </form>
 </div>
-<div class="card" style="overflow-x:auto">
+<div class="card">
   <h2>Keys</h2>
-  <table id="keys"><thead><tr><th>Owner</th><th>Type</th><th>Name</th><th>Permission</th><th>Last used</th><th>Expires</th><th>State</th><th></th></tr></thead>
+  <table id="keys" class="stack keys"><thead><tr><th>Owner</th><th>Type</th><th>Name</th><th>Permission</th><th>Last used</th><th>Expires</th><th>State</th><th></th></tr></thead>
   <tbody>${keys.map(row)}</tbody></table>
 </div>`;
-    return sendViewerPage(reply!, viewer, 'API keys', body, status);
+    return sendViewerPage(reply!, viewer, 'API keys', body, status, { wide: true });
   }
 
   web.get('/admin/api-keys', async (request, reply) => {

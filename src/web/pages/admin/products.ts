@@ -8,7 +8,7 @@ import { checkValue } from '../../../surfaces/crud/coerce.js';
 import { insertRow, loadRow } from '../../../surfaces/crud/query.js';
 import { stampTimes, updateRecord } from '../../../surfaces/crud/write.js';
 import { flashNotice, setFlash, takeFlash } from '../../flash.js';
-import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
+import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { html, type SafeHtml } from '../../html.js';
 import { adminNav } from './nav.js';
 
@@ -87,14 +87,18 @@ function formFromRow(product: Row): ProductForm {
 
 /**
  * The posted form checked field by field: price and currency by the money rules (a decimal in the
- * currency's minor unit), everything else by the model's own column check. Every refusal is kept for
- * its field; `values` holds what would be stored.
+ * currency's minor unit), everything else by the model's own column check. A field the post leaves
+ * out keeps `base` (the stored product, or a new product's defaults). Every refusal is kept for its
+ * field; `values` holds what would be stored.
  */
-function readForm(request: FastifyRequest): { form: ProductForm; values: Row; errors: Record<string, string> } {
+function readForm(request: FastifyRequest, base: ProductForm): { form: ProductForm; values: Row; errors: Record<string, string> } {
   const form: ProductForm = {};
   const values: Row = {};
   const errors: Record<string, string> = {};
-  for (const field of productFields()) form[field.column] = field.kind === 'checkbox' ? String(bodyChecked(request, field.column)) : bodyField(request, field.column).trim();
+  for (const field of productFields()) {
+    if (!hasBodyField(request, field.column)) form[field.column] = base[field.column] ?? '';
+    else form[field.column] = field.kind === 'checkbox' ? String(bodyChecked(request, field.column)) : bodyField(request, field.column).trim();
+  }
 
   const currency = (form.pro_currency ?? '').toLowerCase();
   if (form.pro_currency !== undefined) {
@@ -257,7 +261,7 @@ ${products.map(
     const viewer = await guardPage(request, reply, services, 5);
     if (!viewer) return reply;
     if (!(await checkPostedForm(request, reply, viewer, FORM_NAME))) return reply;
-    const { form, values, errors } = readForm(request);
+    const { form, values, errors } = readForm(request, NEW_PRODUCT);
     await checkTier(values, errors);
     if (Object.keys(errors).length > 0) return renderForm(reply, viewer, null, form, errors, { status: 400 });
     stampTimes(Product, values, clock.now(), true);
@@ -282,7 +286,7 @@ ${products.map(
     const id = productId(request);
     const product = id === null ? undefined : await loadRow(db, Product, id);
     if (!product || id === null) return notFound(reply, viewer);
-    const { form, values, errors } = readForm(request);
+    const { form, values, errors } = readForm(request, formFromRow(product));
     await checkTier(values, errors);
     if (Object.keys(errors).length > 0) return renderForm(reply, viewer, product, form, errors, { status: 400 });
 

@@ -3,6 +3,7 @@ import type { Services } from '../../../services.js';
 import { guardPage, sendViewerPage } from '../../forms.js';
 import { html } from '../../html.js';
 import { adminNav } from './nav.js';
+import { featureInUse } from './tiers.js';
 
 /** Admin → Tiers: every live tier (active or not) with its member count and feature coverage. */
 export function tierListPage(web: FastifyInstance, services: Services): void {
@@ -22,7 +23,8 @@ export function tierListPage(web: FastifyInstance, services: Services): void {
       .orderBy('sbt_tier_level')
       .orderBy('sbt_name')
       .execute();
-    const declared = services.tiers.registry.keys();
+    // The audit counts only features in use: an inactive plugin's features do nothing until it is active.
+    const declared = services.tiers.registry.all().filter((d) => featureInUse(services, d)).map((d) => d.key);
     const unset = (features: Record<string, unknown> | null) => declared.filter((k) => !Object.prototype.hasOwnProperty.call(features ?? {}, k)).length;
     const body = html`${adminNav()}
 <p><a href="/admin/tiers/new" id="new-tier">New tier</a></p>
@@ -33,7 +35,7 @@ ${tiers.length === 0
 ${tiers.map((t) => {
   const missing = unset(t.sbt_features as Record<string, unknown> | null);
   return html`<tr data-tier="${t.sbt_name}">
-  <td><a href="/admin/tiers/${t.sbt_subscription_tier_id}">${t.sbt_name}</a>${missing > 0 ? html` <span class="error" title="Features with no explicit value">(${missing} unset)</span>` : ''}</td>
+  <td><a href="/admin/tiers/${t.sbt_subscription_tier_id}"><code class="ident">${t.sbt_name}</code></a>${missing > 0 ? html` <span class="error" title="Features with no explicit value">(${missing} unset)</span>` : ''}</td>
   <td>${t.sbt_display_name}</td><td>${t.sbt_tier_level}</td><td class="active">${t.sbt_is_active ? 'yes' : 'no'}</td>
   <td class="members">${Number(t.members)}</td>
   <td><a href="/admin/tiers/${t.sbt_subscription_tier_id}/members">Members</a></td>

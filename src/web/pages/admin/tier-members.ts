@@ -5,7 +5,8 @@ import { formatTimestamp } from '../../../lib/time.js';
 import type { Services } from '../../../services.js';
 import { TierInputError } from '../../../tiers/errors.js';
 import { bodyField, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
-import { html } from '../../html.js';
+import { flashNotice, setFlash, takeFlash } from '../../flash.js';
+import { html, type SafeHtml } from '../../html.js';
 import { adminNav } from './nav.js';
 
 const FORM_NAME = 'tier-members';
@@ -39,7 +40,7 @@ export function tierMembersPage(web: FastifyInstance, services: Services): void 
 
   const notFound = (reply: FastifyReply, viewer: Viewer) => sendViewerPage(reply, viewer, 'Not found', html`${adminNav()}<div class="card"><p>There is no such tier.</p></div>`, 404);
 
-  async function render(reply: FastifyReply, viewer: Viewer, tier: TierHead, opts: { q?: string; error?: string; membersError?: string; notice?: string; status?: number } = {}) {
+  async function render(reply: FastifyReply, viewer: Viewer, tier: TierHead, opts: { q?: string; error?: string; membersError?: string; notice?: SafeHtml | ''; status?: number } = {}) {
     const members = await db
       .selectFrom('grm_group_members')
       .innerJoin('usr_users', 'usr_user_id', 'grm_foreign_key_id')
@@ -65,7 +66,7 @@ export function tierMembersPage(web: FastifyInstance, services: Services): void 
     const base = `/admin/tiers/${tier.sbt_subscription_tier_id}/members`;
     const body = html`${adminNav()}
 <p><a href="/admin/tiers">← All tiers</a> · <a href="/admin/tiers/${tier.sbt_subscription_tier_id}">Edit ${tier.sbt_display_name}</a></p>
-${opts.notice ? html`<p class="notice" role="status" id="members-notice">${opts.notice}</p>` : ''}
+${opts.notice ?? ''}
 <div class="card">
   <h2>Add a member</h2>
   ${tier.sbt_is_active ? '' : html`<p class="help">This tier is inactive: members cannot be added until it is active again.</p>`}
@@ -76,9 +77,9 @@ ${opts.notice ? html`<p class="notice" role="status" id="members-notice">${opts.
   ${q
     ? found.length === 0
       ? html`<p id="search-results">No user’s email contains “${q}”.</p>`
-      : html`<table id="search-results"><thead><tr><th>Email</th><th>Name</th><th>Current tier</th><th></th></tr></thead><tbody>
-${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><td>${name(u)}</td><td>${u.sbt_display_name ?? 'none'}</td>
-<td>${u.sbt_subscription_tier_id === tier.sbt_subscription_tier_id
+      : html`<table id="search-results" class="stack"><thead><tr><th>Email</th><th>Name</th><th>Current tier</th><th></th></tr></thead><tbody>
+${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><td data-label="Name">${name(u)}</td><td data-label="Current tier">${u.sbt_display_name ?? 'none'}</td>
+<td class="actions">${u.sbt_subscription_tier_id === tier.sbt_subscription_tier_id
   ? 'member'
   : html`<form class="inline" method="post" action="${base}">${tokenInput(viewer, FORM_NAME)}<input type="hidden" name="user_id" value="${u.usr_user_id}"><input type="hidden" name="q" value="${q}"><button class="link" type="submit" data-action="add">Add</button></form>`}</td></tr>`)}
 </tbody></table>`
@@ -89,10 +90,10 @@ ${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><
   ${opts.membersError ? html`<p class="field-error" id="members-error" role="alert">${opts.membersError}</p>` : ''}
   ${members.length === 0
     ? html`<p id="no-members">No one is in this tier.</p>`
-    : html`<table id="members"><thead><tr><th>Member</th><th>Assigned</th><th>How</th><th>Subscription</th><th></th></tr></thead><tbody>
+    : html`<table id="members" class="stack"><thead><tr><th>Member</th><th>Assigned</th><th>How</th><th>Subscription</th><th></th></tr></thead><tbody>
 ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br><span class="help">${name(m)}</span></td>
-<td class="assigned">${formatTimestamp(m.grm_assigned_time)}</td><td class="method">${METHODS[m.grm_assignment_method] ?? m.grm_assignment_method}</td><td class="status">${m.grm_subscription_status ?? '—'}</td>
-<td><form class="inline" method="post" action="${base}/${m.usr_user_id}/remove">${tokenInput(viewer, FORM_NAME)}<button class="link" type="submit" data-action="remove">Remove</button></form></td></tr>`)}
+<td class="assigned" data-label="Assigned">${formatTimestamp(m.grm_assigned_time)}</td><td class="method" data-label="How">${METHODS[m.grm_assignment_method] ?? m.grm_assignment_method}</td><td class="status" data-label="Subscription">${m.grm_subscription_status ?? '—'}</td>
+<td class="actions"><form class="inline" method="post" action="${base}/${m.usr_user_id}/remove" data-confirm="Remove ${m.usr_email} from ${tier.sbt_display_name}? They lose the tier’s features now.">${tokenInput(viewer, FORM_NAME)}<button class="link" type="submit" data-action="remove">Remove</button></form></td></tr>`)}
 </tbody></table>`}
 </div>`;
     return sendViewerPage(reply, viewer, `Members of ${tier.sbt_display_name}`, body, opts.status ?? 200);
@@ -104,8 +105,7 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
     const tier = await tierFromParams(request);
     if (!tier) return notFound(reply, viewer);
     const query = request.query as Record<string, unknown>;
-    const notice = query.added === '1' ? 'Member added.' : query.removed === '1' ? 'Member removed.' : undefined;
-    return render(reply, viewer, tier, { q: typeof query.q === 'string' ? query.q : '', notice });
+    return render(reply, viewer, tier, { q: typeof query.q === 'string' ? query.q : '', notice: flashNotice(await takeFlash(db, viewer.session)) });
   });
 
   web.post('/admin/tiers/:id/members', async (request, reply) => {
@@ -131,7 +131,8 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
       // The service has the last word (the tier may have changed since it was read above).
       return refuse(e.fields.user_id ? 'That user does not exist.' : e.message);
     }
-    return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members?added=1`, 303);
+    await setFlash(db, viewer.session, { id: 'members-notice', text: 'Member added.' });
+    return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members`, 303);
   });
 
   web.post('/admin/tiers/:id/members/:userId/remove', async (request, reply) => {
@@ -163,6 +164,7 @@ ${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br>
           });
     if (outcome === 'forbidden') return render(reply, viewer, tier, { membersError: 'You cannot change the tier of a user with more permission than yours.', status: 403 });
     if (outcome === 'not_member') return render(reply, viewer, tier, { membersError: 'That user is not a member of this tier.', status: 400 });
-    return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members?removed=1`, 303);
+    await setFlash(db, viewer.session, { id: 'members-notice', text: 'Member removed.' });
+    return reply.redirect(`/admin/tiers/${tier.sbt_subscription_tier_id}/members`, 303);
   });
 }

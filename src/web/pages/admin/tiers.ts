@@ -34,6 +34,9 @@ export const TIER_NAME_RE = /^[a-z0-9_]+$/;
 /** Integer features whose key says they count bytes (drive_storage_bytes): typed with a unit, stored as bytes. */
 export const isByteFeature = (def: FeatureDefinition) => def.type === 'integer' && def.key.endsWith('_bytes');
 
+/** A feature's label as shown next to a typed size: "(bytes)" is dropped, since sizes are typed with units. */
+export const featureLabel = (def: FeatureDefinition) => (isByteFeature(def) ? def.label.replace(/\s*\(bytes\)$/i, '') : def.label);
+
 export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
   if (typeof v === 'boolean') return v ? 'on' : 'off';
   if (typeof v === 'string') return v === '' ? '(empty)' : `"${v}"`;
@@ -160,7 +163,7 @@ function featureSections(definitions: FeatureDefinition[], form: TierForm, error
   const sources = [...new Set(definitions.map((d) => d.source))];
   return sources.map((source) => {
     const defs = definitions.filter((d) => d.source === source);
-    const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${def.label} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
+    const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${featureLabel(def)} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
     if (source === 'core' || services.plugins.isActive(source)) {
       return html`<fieldset class="features" data-source="${source}"><legend>${source === 'core' ? 'Core features' : `Plugin: ${source}`}</legend>
 ${fields}
@@ -183,7 +186,7 @@ function coverageWarning(tier: Tier, definitions: FeatureDefinition[], services:
   const missing = definitions.filter((d) => featureInUse(services, d) && !has(stored, d.key));
   if (missing.length === 0) return html``;
   return html`<div class="card" id="coverage-warning" role="status" style="background:#fff7e0;border-color:#f0d58c"><p><strong>Feature coverage:</strong> this tier has no explicit value for ${missing.length} declared feature${missing.length === 1 ? '' : 's'}; members get the fallback until a value is set here.</p>
-<ul>${missing.map((d) => html`<li data-feature="${d.key}">${d.label} (<code class="ident">${d.key}</code>) — fallback ${showValue(d.default, d)}</li>`)}</ul></div>`;
+<ul>${missing.map((d) => html`<li data-feature="${d.key}">${featureLabel(d)} (<code class="ident">${d.key}</code>) — fallback ${showValue(d.default, d)}</li>`)}</ul></div>`;
 }
 
 export function tierEditPages(web: FastifyInstance, services: Services): void {
