@@ -11,7 +11,7 @@ import { cardDriver } from '../helpers/providers/card-driver.js';
 import type { FakeStripe } from '../helpers/providers/fake-stripe.js';
 import { iosDriver } from '../helpers/providers/ios-driver.js';
 import { signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
-import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhookLogs, type Delivery, type ProviderFact, type SourceDriver } from '../helpers/store.js';
+import { createProduct, itemFor, postWebhook, providerDay, tierOf as tierOfUser, setStoreActive, uniqueRef, webhookLogs, type Delivery, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
 // Issue 22 items 2-5 (DESIGN 13): refunds found through every reference, removals that arrive before their
@@ -37,15 +37,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const DAY = 86_400_000;
-const T0 = new Date('2026-03-01T11:00:00Z');
-const at = (days: number) => new Date(T0.getTime() + days * DAY);
-
-async function tierOf(userId: number): Promise<number | null> {
-  const rows = await tierMemberships(t, userId);
-  expect(rows.length).toBeLessThanOrEqual(1);
-  return rows[0]?.grm_sbt_subscription_tier_id ?? null;
-}
+const at = providerDay;
+const tierOf = (userId: number) => tierOfUser(t, userId);
 
 const order = (orderId: number) => t.services.db.selectFrom('ord_orders').selectAll().where('ord_order_id', '=', orderId).executeTakeFirstOrThrow();
 const itemsOf = (orderId: number) => t.services.db.selectFrom('odi_order_items').selectAll().where('odi_ord_order_id', '=', orderId).execute();

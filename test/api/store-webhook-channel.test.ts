@@ -20,7 +20,7 @@ describe('webhook channel limits and unresolvable events', () => {
     const res = await postWebhook(t, 'card_processor', await cardDriver.purchase(t, f));
     expect(res.statusCode).toBe(200);
     expect(res.json.data.outcomes).toEqual([{ outcome: 'unresolved', missing: 'user' }]);
-    expect((await webhookLogs(t, 'card_processor')).at(-1)).toMatchObject({ wbh_processed: true, wbh_error_message: 'unresolved user' });
+    expect((await webhookLogs(t, 'card_processor')).at(-1)).toMatchObject({ wbh_processed: true, wbh_error_message: 'unresolved user', wbh_unresolved_reason: 'unknown_user', wbh_replay_time: null });
     expect(await t.services.db.selectFrom('odi_order_items').select('odi_order_item_id').execute()).toEqual([]);
     const real = (await t.createUser()).userId;
     expect(await tierMemberships(t, real)).toEqual([]);

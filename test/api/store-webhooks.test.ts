@@ -6,7 +6,7 @@ import { cardDriver } from '../helpers/providers/card-driver.js';
 import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
 import { iosDriver } from '../helpers/providers/ios-driver.js';
 import { WALLET_CERT_URL, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
-import { createProduct, itemFor, postWebhook, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
+import { PROVIDER_T0, createProduct, itemFor, postWebhook, providerDay, tierOf as tierOfUser, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
 const wallet = walletDriver();
@@ -30,15 +30,9 @@ afterAll(async () => {
   await t.close();
 });
 
-const DAY = 86_400_000;
-const T0 = new Date('2026-03-01T11:00:00Z');
-const at = (days: number) => new Date(T0.getTime() + days * DAY);
-
-async function tierOf(userId: number): Promise<number | null> {
-  const rows = await tierMemberships(t, userId);
-  expect(rows.length).toBeLessThanOrEqual(1);
-  return rows[0]?.grm_sbt_subscription_tier_id ?? null;
-}
+const at = providerDay;
+const T0 = PROVIDER_T0;
+const tierOf = (userId: number) => tierOfUser(t, userId);
 
 describe.each(DRIVERS)('webhooks from $source', (d) => {
   const productFor = async (tier: TestTier | null) => {
@@ -239,7 +233,7 @@ describe.each(DRIVERS)('webhooks from $source', (d) => {
       expect(await tierOf(f.userId)).toBeNull();
       expect(await itemFor(t, d.source, f.ref)).toBeUndefined();
       const log = (await webhookLogs(t, d.source)).find((l) => l.wbh_event_id === res.json.data.event_id)!;
-      expect(log).toMatchObject({ wbh_processed: true, wbh_error_message: 'store inactive: acknowledged, nothing assigned' });
+      expect(log).toMatchObject({ wbh_processed: true, wbh_error_message: 'store inactive: acknowledged, nothing assigned', wbh_unresolved_reason: 'store_inactive' });
       const bad = await postWebhook(t, d.source, await d.badSignature(t, f));
       expect(bad.statusCode).toBe(401);
     } finally {

@@ -1,5 +1,7 @@
+import { expect } from 'vitest';
 import type { BillingSource } from '../../src/tiers/membership.js';
 import type { TestApp } from './app.js';
+import { tierMemberships } from './tiers.js';
 
 /** One webhook delivery as the provider would send it. */
 export interface Delivery {
@@ -90,4 +92,16 @@ export function itemFor(t: TestApp, source: BillingSource, ref: string) {
 
 export function webhookLogs(t: TestApp, source: string) {
   return t.services.db.selectFrom('wbh_webhook_logs').selectAll().where('wbh_provider', '=', source).orderBy('wbh_webhook_log_id').execute();
+}
+
+/** The scenarios' provider clock: day 0 is an hour before the test app's clock starts. */
+export const PROVIDER_T0 = new Date('2026-03-01T11:00:00Z');
+const DAY = 86_400_000;
+export const providerDay = (days: number) => new Date(PROVIDER_T0.getTime() + days * DAY);
+
+/** The one tier the user holds (null: none); a user never holds two. */
+export async function tierOf(t: TestApp, userId: number): Promise<number | null> {
+  const rows = await tierMemberships(t, userId);
+  expect(rows.length).toBeLessThanOrEqual(1);
+  return rows[0]?.grm_sbt_subscription_tier_id ?? null;
 }

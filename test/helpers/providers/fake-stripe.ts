@@ -144,22 +144,22 @@ export class FakeStripe extends FakeServer {
   }
 
   /** Pays the session: marks it complete and delivers the signed checkout.session.completed webhook. */
-  async complete(sessionId: string): Promise<{ status: number; body: string }> {
-    const s = this.sessions.get(sessionId)!;
-    s.status = 'complete';
-    s.payment_status = 'paid';
-    this.startSubscription(s);
-    return this.deliver('checkout.session.completed', s);
+  complete(sessionId: string): Promise<{ status: number; body: string }> {
+    return this.finish(sessionId, 'paid');
   }
 
   /**
    * A delayed payment method (a bank debit): the session completes with payment_status unpaid, then
    * settle() reports the payment's outcome (async_payment_succeeded or _failed), as the provider does.
    */
-  async completeDelayed(sessionId: string): Promise<{ status: number; body: string }> {
+  completeDelayed(sessionId: string): Promise<{ status: number; body: string }> {
+    return this.finish(sessionId, 'unpaid');
+  }
+
+  private finish(sessionId: string, paymentStatus: 'paid' | 'unpaid'): Promise<{ status: number; body: string }> {
     const s = this.sessions.get(sessionId)!;
     s.status = 'complete';
-    s.payment_status = 'unpaid';
+    s.payment_status = paymentStatus;
     this.startSubscription(s);
     return this.deliver('checkout.session.completed', s);
   }
