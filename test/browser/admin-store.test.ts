@@ -234,8 +234,7 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
     expect(questions).toEqual([`Remove ${seeded.member.email} from Silver? They lose the tier’s features now.`]);
     expect((await tierMemberships(fx.t, seeded.member.userId)).map((m) => m.grm_sbt_subscription_tier_id)).toEqual([seeded.silver]);
     page.once('dialog', (d) => void d.accept());
-    await Promise.all([page.waitForLoadState('load'), row.locator('button[data-action=remove]').click()]);
-    await page.waitForSelector('#members-notice');
+    await Promise.all([page.waitForEvent('load'), row.locator('button[data-action=remove]').click()]);
     expect(await page.locator('#members-notice').textContent()).toBe('Member removed.');
     expect(await tierMemberships(fx.t, seeded.member.userId)).toEqual([]);
     await shot(page, 'admin-tier-member-removed-phone.png');
