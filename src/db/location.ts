@@ -20,7 +20,8 @@ export function maskDatabaseUrl(url: string): string {
     parsed = new URL(url);
   } catch {
     // Not a URL (a libpq keyword string such as `host=db password=...`): mask the keyword's value.
-    return url.replace(/(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)/gi, `$1${MASK}`);
+    // A quoted value may hold spaces, \' and (though libpq does not take it) a doubled '': all of it is masked.
+    return url.replace(/(password\s*=\s*)('(?:''|[^'\\]|\\.)*'|\S+)/gi, `$1${MASK}`);
   }
   if (parsed.password) parsed.password = MASK;
   for (const key of [...parsed.searchParams.keys()]) {

@@ -246,8 +246,8 @@ describe('admin tier, tier member and product screens', () => {
       for (let i = 0; i < 2; i++) await t.services.tiers.membership.assignManually((await t.createUser()).userId, tier.tierId, null);
       const res = await staff.get('/admin/tiers');
       const row = new RegExp(`<tr data-tier="counted">[\\s\\S]*?</tr>`).exec(res.body)![0];
-      expect(row).toContain('<td>Counted</td><td>42</td><td class="active">yes</td>');
-      expect(row).toContain('<td class="members">2</td>');
+      expect(row).toContain('<td data-label="Display name">Counted</td><td data-label="Level">42</td><td class="active" data-label="Active">yes</td>');
+      expect(row).toContain('<td class="members" data-label="Members">2</td>');
     });
   });
 

@@ -118,6 +118,11 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
         await page.goto(`${fx.t.baseUrl}${url}`);
         await shot(page, `admin-layout-${name}-${label}.png`);
         expect(await documentWidth(page), `${name} at ${label}`).toBe(viewport.width);
+        // Nothing hides inside a card either (a table scrolled sideways hides its actions).
+        const clipped = await page.evaluate(() =>
+          [...(globalThis as any).document.querySelectorAll('.card')].filter((c: any) => c.scrollWidth > c.clientWidth + 1).map((c: any) => c.querySelector('table')?.id ?? c.className),
+        );
+        expect(clipped, `${name} at ${label}`).toEqual([]);
       }
       await page.context().close();
     }
@@ -234,11 +239,26 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
     expect(questions).toEqual([`Remove ${seeded.member.email} from Silver? They lose the tier’s features now.`]);
     expect((await tierMemberships(fx.t, seeded.member.userId)).map((m) => m.grm_sbt_subscription_tier_id)).toEqual([seeded.silver]);
     page.once('dialog', (d) => void d.accept());
-    await Promise.all([page.waitForLoadState('load'), row.locator('button[data-action=remove]').click()]);
-    await page.waitForSelector('#members-notice');
+    await Promise.all([page.waitForEvent('load'), row.locator('button[data-action=remove]').click()]);
     expect(await page.locator('#members-notice').textContent()).toBe('Member removed.');
     expect(await tierMemberships(fx.t, seeded.member.userId)).toEqual([]);
     await shot(page, 'admin-tier-member-removed-phone.png');
+  });
+
+  it('while the API refuses plain HTTP, staff pages show the banner with the one command, at both sizes', async () => {
+    await fx.t.services.settings.set('api_require_https', true);
+    try {
+      for (const [label, viewport] of VIEWPORTS) {
+        const page = await signedIn(viewport);
+        await page.goto(`${fx.t.baseUrl}/admin/tiers`);
+        expect(await page.locator('#https-banner pre.command').textContent()).toBe('npx gatehouse setting set api_require_https false');
+        await shot(page, `admin-https-banner-${label}.png`);
+        expect(await documentWidth(page)).toBe(viewport.width);
+        await page.context().close();
+      }
+    } finally {
+      await fx.t.services.settings.set('api_require_https', false);
+    }
   });
 
   it('tier names are identifiers and levels non-negative, refused next to their fields; an inactive plugin’s features are folded away', async () => {

@@ -28,17 +28,17 @@ export function tierListPage(web: FastifyInstance, services: Services): void {
     const unset = (features: Record<string, unknown> | null) => declared.filter((k) => !Object.prototype.hasOwnProperty.call(features ?? {}, k)).length;
     const body = html`${adminNav()}
 <p><a href="/admin/tiers/new" id="new-tier">New tier</a></p>
-<div class="card" style="overflow-x:auto">
+<div class="card">
 ${tiers.length === 0
   ? html`<p>No tiers yet.</p>`
-  : html`<table id="tiers"><thead><tr><th>Name</th><th>Display name</th><th>Level</th><th>Active</th><th>Members</th><th></th></tr></thead><tbody>
+  : html`<table id="tiers" class="stack"><thead><tr><th>Name</th><th>Display name</th><th>Level</th><th>Active</th><th>Members</th><th></th></tr></thead><tbody>
 ${tiers.map((t) => {
   const missing = unset(t.sbt_features as Record<string, unknown> | null);
   return html`<tr data-tier="${t.sbt_name}">
   <td><a href="/admin/tiers/${t.sbt_subscription_tier_id}"><code class="ident">${t.sbt_name}</code></a>${missing > 0 ? html` <span class="error" title="Features with no explicit value">(${missing} unset)</span>` : ''}</td>
-  <td>${t.sbt_display_name}</td><td>${t.sbt_tier_level}</td><td class="active">${t.sbt_is_active ? 'yes' : 'no'}</td>
-  <td class="members">${Number(t.members)}</td>
-  <td><a href="/admin/tiers/${t.sbt_subscription_tier_id}/members">Members</a></td>
+  <td data-label="Display name">${t.sbt_display_name}</td><td data-label="Level">${t.sbt_tier_level}</td><td class="active" data-label="Active">${t.sbt_is_active ? 'yes' : 'no'}</td>
+  <td class="members" data-label="Members">${Number(t.members)}</td>
+  <td class="actions"><a href="/admin/tiers/${t.sbt_subscription_tier_id}/members">Members</a></td>
 </tr>`;
 })}
 </tbody></table>`}
