@@ -160,5 +160,12 @@ describe('GET /drive', () => {
     expect(opsOf(asEditor.body, 'file', fileId)).toEqual(['rename', 'versions', 'trash']);
     expect(asEditor.body).toContain(`<tr data-kind="file" data-id="${fileId}" data-name="plan.txt" data-can-edit="1">`);
     expect(asEditor.body).toContain('id="upload-input"');
+
+    // What the editor uploads there is the owner's, billed to the owner.
+    const added = await upload(editor, 'from editor.txt', 'e'.repeat(42), shared);
+    const row = await t.services.db.selectFrom('fil_files').select(['fil_usr_user_id', 'fil_fol_folder_id']).where('fil_file_id', '=', added).executeTakeFirstOrThrow();
+    expect(row).toEqual({ fil_usr_user_id: owner.userId, fil_fol_folder_id: shared });
+    expect((await owner.web.get('/drive')).body).toContain('<strong>50 B</strong> of 1000 B used');
+    expect((await editor.web.get('/drive')).body).toContain('<strong>0 B</strong> of 1000 B used');
   });
 });
