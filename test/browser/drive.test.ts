@@ -96,7 +96,7 @@ describeBrowser('browser: the member Drive page', () => {
     await page.fill('#share-email', 'someone.with.a.rather.long.address@example.com');
     await page.click('#share-add button[type=submit]');
     await page.click('#share-save');
-    await page.locator('#share-status', { hasText: 'there is no member with the email address someone.with.a.rather.long.address@example.com' }).waitFor();
+    await page.locator('#share-status', { hasText: 'There is no member with the email address someone.with.a.rather.long.address@example.com.' }).waitFor();
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-share-390.png') });
     await noHorizontalOverflow(page);
   });

@@ -19,8 +19,12 @@ document.addEventListener('DOMContentLoaded', function () {
   function explain(err) {
     if (!err || !err.message) return String(err);
     var fields = err.validationErrors || {};
-    var details = Object.keys(fields).map(function (k) { return k + ' ' + fields[k]; });
-    return details.length > 0 ? err.message + ': ' + details.join('; ') : err.message;
+    var details = Object.keys(fields).map(function (k) {
+      var text = String(fields[k]);
+      // Messages that name their subject read on their own ("there is no member ..."); others get the field.
+      return /^(there|the|give|must name)/.test(text) ? text.charAt(0).toUpperCase() + text.slice(1) : k.replace(/_/g, ' ') + ' ' + text;
+    });
+    return details.length > 0 ? details.join('. ') + '.' : err.message;
   }
 
   function fail(err) {
