@@ -2,7 +2,7 @@
 // Drive upload benchmark (issue 25), not a test: a 1 GB file sent in 8 MiB chunks to the real server
 // (bench/drive-upload-server.mjs, its own process, PGlite and the fs blob store in a scratch directory)
 // against `cp` of the same file on the same disk, measured side by side in one run: cp, the upload, cp
-// again. Targets (reported, not asserted): the server's RSS grows by less than 64 MB while it receives
+// again; then, as the floor, the same chunks to plain node:http with SHA-256 (bench/drive-upload-bare.mjs). Targets (reported, not asserted): the server's RSS grows by less than 64 MB while it receives
 // the upload, and the upload reaches at least half of cp's throughput.
 //
 //   npm run build && node bench/drive-upload.mjs
@@ -62,9 +62,9 @@ function rssOf(pid) {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-async function startServer() {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), path.join(here, 'drive-upload-server.mjs')], {
-    env: { ...process.env, BENCH_DATA_DIR: path.join(dir, 'data') },
+async function startServer(script = 'drive-upload-server.mjs') {
+  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), path.join(here, script)], {
+    env: { ...process.env, BENCH_DATA_DIR: path.join(dir, 'data'), BENCH_BARE_FILE: path.join(dir, 'bare.bin') },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [line] = await once(createInterface({ input: child.stdout }), 'line');
@@ -110,6 +110,23 @@ async function upload(server, file, size, name) {
   return done;
 }
 
+/** The same chunks to plain node:http (bench/drive-upload-bare.mjs): seconds. */
+async function bareUpload() {
+  const bare = await startServer('drive-upload-bare.mjs');
+  try {
+    const t = process.hrtime.bigint();
+    for (let start = 0; start < SIZE; start += CHUNK) {
+      const end = Math.min(start + CHUNK, SIZE) - 1;
+      await call(bare, 'PUT', `/${start}`, { headers: { 'content-length': String(end - start + 1) }, file: { path: source, start, end } });
+    }
+    return Number(process.hrtime.bigint() - t) / 1e9;
+  } finally {
+    bare.child.kill('SIGTERM');
+    await once(bare.child, 'exit').catch(() => {});
+    await rm(path.join(dir, 'bare.bin'), { force: true });
+  }
+}
+
 const mb = (bytes) => (bytes / MiB).toFixed(1);
 const rate = (s) => SIZE / MiB / s;
 
@@ -136,6 +153,7 @@ try {
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssOf(server.pid));
   const cpAfter = timeCp(false);
+  const bareSeconds = await bareUpload();
   const cpSynced = timeCp(true);
   if (file.sha256 !== sha256 || file.size_bytes !== SIZE) throw new Error(`the stored file is not the source: ${JSON.stringify(file)}`);
 
@@ -149,6 +167,8 @@ try {
     cp_mib_s: +rate(cpSeconds).toFixed(1),
     cp_sync_mib_s: +rate(cpSynced).toFixed(1),
     throughput_ratio: +(cpSeconds / uploadSeconds).toFixed(2),
+    bare_node_http_mib_s: +rate(bareSeconds).toFixed(1),
+    bare_node_ratio_to_cp: +(cpSeconds / bareSeconds).toFixed(2),
     server_rss_resting_mib: +mb(restingRss),
     server_rss_peak_mib: +mb(peakRss),
     server_rss_growth_mib: +mb(peakRss - restingRss),

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
+import { createDriveApp } from './drive-upload-fixture.js';
 
 // The /drive page as the server renders it: who may see it, the quota line (used of total, the tier's
 // name, the upgrade link near the limit), and the controls each role gets. Content arrives the way the
@@ -12,10 +10,9 @@ import { createTier, type TestTier } from '../helpers/tiers.js';
 
 let t: TestApp;
 let plus: TestTier;
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-drive-page-'));
 
 beforeAll(async () => {
-  t = await createTestApp({ config: { dataDir }, settings: { drive_active: true } });
+  t = await createDriveApp();
   plus = await createTier(t, {
     name: 'plusplan',
     displayName: 'Plus',
@@ -23,10 +20,7 @@ beforeAll(async () => {
     features: { drive_storage_bytes: 1000, drive_max_file_bytes: 1000, drive_share_links: true, drive_versioning_depth: 2 },
   });
 });
-afterAll(async () => {
-  await t.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => t.close());
 
 interface Member {
   userId: number;
@@ -166,5 +160,12 @@ describe('GET /drive', () => {
     expect(opsOf(asEditor.body, 'file', fileId)).toEqual(['rename', 'versions', 'trash']);
     expect(asEditor.body).toContain(`<tr data-kind="file" data-id="${fileId}" data-name="plan.txt" data-can-edit="1">`);
     expect(asEditor.body).toContain('id="upload-input"');
+
+    // What the editor uploads there is the owner's, billed to the owner.
+    const added = await upload(editor, 'from editor.txt', 'e'.repeat(42), shared);
+    const row = await t.services.db.selectFrom('fil_files').select(['fil_usr_user_id', 'fil_fol_folder_id']).where('fil_file_id', '=', added).executeTakeFirstOrThrow();
+    expect(row).toEqual({ fil_usr_user_id: owner.userId, fil_fol_folder_id: shared });
+    expect((await owner.web.get('/drive')).body).toContain('<strong>50 B</strong> of 1000 B used');
+    expect((await editor.web.get('/drive')).body).toContain('<strong>0 B</strong> of 1000 B used');
   });
 });

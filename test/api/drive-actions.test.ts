@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +6,9 @@ import { recordChange } from '../../src/drive/changes.js';
 import { addVersion, createFileFromBlob, DRIVE_SOURCE, ingestBlob } from '../../src/drive/files.js';
 import { activeDriveStorage } from '../../src/drive/storage.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
+import { createDriveApp } from './drive-upload-fixture.js';
 
 // The Drive management actions (DESIGN 9) over HTTP: every action's answer, each refusal reason, grants
 // and links, the change feed, and the drive_active switch. Content is stored the way a completed upload
@@ -37,10 +35,9 @@ const DRIVE_ACTIONS = [
 let t: TestApp;
 let plus: TestTier;
 let basic: TestTier;
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-drive-actions-'));
 
 beforeAll(async () => {
-  t = await createTestApp({ config: { dataDir }, settings: { drive_active: true } });
+  t = await createDriveApp();
   plus = await createTier(t, {
     name: 'plus',
     displayName: 'Plus',
@@ -54,10 +51,7 @@ beforeAll(async () => {
     features: { drive_storage_bytes: 1000, drive_max_file_bytes: 500, drive_share_links: false, drive_versioning_depth: 1 },
   });
 });
-afterAll(async () => {
-  await t.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => t.close());
 
 interface Member {
   userId: number;

@@ -91,6 +91,14 @@ describeBrowser('browser: the member Drive page', () => {
     await Promise.all([page.waitForURL(/done=folder/), page.click('#folder-form button[type=submit]')]);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-390.png'), fullPage: true });
     await noHorizontalOverflow(page);
+    await page.locator('tr[data-kind=folder]', { hasText: 'Notes' }).locator('button[data-op=share]').click();
+    await page.locator('#share-dialog').waitFor({ state: 'visible' });
+    await page.fill('#share-email', 'someone.with.a.rather.long.address@example.com');
+    await page.click('#share-add button[type=submit]');
+    await page.click('#share-save');
+    await page.locator('#share-status', { hasText: 'There is no member with the email address someone.with.a.rather.long.address@example.com.' }).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-share-390.png') });
+    await noHorizontalOverflow(page);
   });
 
   it('uploads a file with a progress bar through a lost answer and a dropped connection, then downloads and shares it', async () => {

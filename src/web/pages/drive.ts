@@ -57,7 +57,7 @@ const STYLE = `
 #drive .dialog .card{width:100%;max-width:32rem;max-height:90vh;overflow:auto;margin:0}
 #drive .dialog ul{padding-left:0;list-style:none}#drive .dialog li{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;padding:.3rem 0;border-bottom:1px solid #e5e8ec}
 #drive .dialog li .grantee{flex:1 1 10rem;overflow-wrap:anywhere}#drive .dialog li select{width:auto}
-#drive .dialog li span{overflow-wrap:anywhere}
+#drive .dialog li span,#drive .dialog p{overflow-wrap:anywhere}
 @media (max-width:600px){#drive table.stack td[data-label]::before{content:none}#drive table.stack td.size,#drive table.stack td.time{display:inline;color:#59636e;font-size:.85rem}
 #drive table.stack td.size:not(:empty)::after{content:" · "}#drive table.stack td.name{font-weight:600}#drive td.ops{padding-top:.3rem}}
 #drive input[type=datetime-local]{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit;background:#fff}

@@ -15,8 +15,20 @@ document.addEventListener('DOMContentLoaded', function () {
     result.textContent = message || '';
   }
 
+  // The server's words for a refusal: the message, and for invalid input what is wrong with each field.
+  function explain(err) {
+    if (!err || !err.message) return String(err);
+    var fields = err.validationErrors || {};
+    var details = Object.keys(fields).map(function (k) {
+      var text = String(fields[k]);
+      // Messages that name their subject read on their own ("there is no member ..."); others get the field.
+      return /^(there|the|give|must name)/.test(text) ? text.charAt(0).toUpperCase() + text.slice(1) : k.replace(/_/g, ' ') + ' ' + text;
+    });
+    return details.length > 0 ? details.join('. ') + '.' : err.message;
+  }
+
   function fail(err) {
-    say(err && err.message ? err.message : String(err));
+    say(explain(err));
   }
 
   function reloadWith(done) {
@@ -253,7 +265,7 @@ document.addEventListener('DOMContentLoaded', function () {
       var dest = to === '' ? null : Number(to);
       var body = moving.kind === 'folder' ? { folder_id: moving.id, parent_id: dest } : { file_id: moving.id, folder_id: dest };
       window.serviceApi.post('drive_move', body).then(function () { reloadWith('moved'); }, function (err) {
-        document.getElementById('move-status').textContent = err.message;
+        document.getElementById('move-status').textContent = explain(err);
       });
     });
   }
@@ -354,7 +366,7 @@ document.addEventListener('DOMContentLoaded', function () {
       renderGrants(data);
       status.textContent = 'Sharing saved.';
     }, function (err) {
-      status.textContent = err.message;
+      status.textContent = explain(err);
     });
   });
 
@@ -372,7 +384,7 @@ document.addEventListener('DOMContentLoaded', function () {
         window.serviceApi.post('drive_link_revoke', { link_id: link.link_id }).then(function () {
           row.remove();
           document.getElementById('links-empty').hidden = linkRows.children.length > 0;
-        }, function (err) { document.getElementById('link-status').textContent = err.message; });
+        }, function (err) { document.getElementById('link-status').textContent = explain(err); });
       });
       linkRows.appendChild(row);
     });
@@ -411,7 +423,7 @@ document.addEventListener('DOMContentLoaded', function () {
       document.getElementById('link-created').hidden = false;
       document.getElementById('link-password').value = '';
       return window.serviceApi.post('drive_shares', linking.key).then(function (data) { renderLinks(data.links || []); });
-    }).catch(function (err) { status.textContent = err.message; });
+    }).catch(function (err) { status.textContent = explain(err); });
   });
 
   // ---- Versions dialog ------------------------------------------------------------------------------
@@ -431,7 +443,7 @@ document.addEventListener('DOMContentLoaded', function () {
         restore.hidden = !t.canEdit;
         restore.addEventListener('click', function () {
           window.serviceApi.post('drive_version_restore', { file_id: t.id, version_id: v.version_id }).then(function () { reloadWith('version_restored'); }, function (err) {
-            document.getElementById('version-status').textContent = err.message;
+            document.getElementById('version-status').textContent = explain(err);
           });
         });
         versionRows.appendChild(el('li', { 'class': 'version', 'data-version-id': String(v.version_id) }, [
