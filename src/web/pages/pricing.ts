@@ -8,7 +8,7 @@ import type { FeatureDefinition } from '../../tiers/feature-registry.js';
 import { sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
 import { pageViewer } from '../viewer.js';
-import { featureInUse, featureLabel, isByteFeature, showValue } from './admin/tiers.js';
+import { featureInUse, featureLabel, isByteFeature, showValue } from '../feature-display.js';
 
 export interface Plan {
   productId: number;

@@ -9,7 +9,7 @@ import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary }
 import { activeFeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
-import { featureLabel, isByteFeature } from './admin/tiers.js';
+import { featureLabel, isByteFeature } from '../feature-display.js';
 
 export const SOURCE_LABELS = {
   card_processor: 'Card',

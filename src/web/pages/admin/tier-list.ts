@@ -3,7 +3,7 @@ import type { Services } from '../../../services.js';
 import { guardPage, sendViewerPage } from '../../forms.js';
 import { html } from '../../html.js';
 import { adminNav } from './nav.js';
-import { featureInUse } from './tiers.js';
+import { featureInUse } from '../../feature-display.js';
 
 /** Admin → Tiers: every live tier (active or not) with its member count and feature coverage. */
 export function tierListPage(web: FastifyInstance, services: Services): void {

@@ -8,6 +8,7 @@ import { createTier, updateTier, type Tier } from '../../../tiers/tiers.js';
 import { flashNotice, setFlash, takeFlash, type Flash } from '../../flash.js';
 import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { html, type SafeHtml } from '../../html.js';
+import { featureInUse, featureLabel, isByteFeature, showValue } from '../../feature-display.js';
 import { adminNav } from './nav.js';
 
 /** The tier form as typed: every field as posted text, so a refused form shows what was entered. */
@@ -30,21 +31,6 @@ const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, 
 
 /** A tier's internal name: an identifier, as the tier's group and every API client use it. */
 export const TIER_NAME_RE = /^[a-z0-9_]+$/;
-
-/** Integer features whose key says they count bytes (drive_storage_bytes): typed with a unit, stored as bytes. */
-export const isByteFeature = (def: FeatureDefinition) => def.type === 'integer' && def.key.endsWith('_bytes');
-
-/** A feature's label as shown next to a typed size: "(bytes)" is dropped, since sizes are typed with units. */
-export const featureLabel = (def: FeatureDefinition) => (isByteFeature(def) ? def.label.replace(/\s*\(bytes\)$/i, '') : def.label);
-
-export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
-  if (typeof v === 'boolean') return v ? 'on' : 'off';
-  if (typeof v === 'string') return v === '' ? '(empty)' : `"${v}"`;
-  return def && isByteFeature(def) ? formatByteSize(v) : String(v);
-}
-
-/** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
-export const featureInUse = (services: Services, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
 
 function formFromTier(tier: Tier | null, definitions: FeatureDefinition[]): TierForm {
   const stored = (tier?.sbt_features ?? {}) as Record<string, unknown>;

@@ -1,0 +1,21 @@
+import type { FeatureValue } from '../db/types.js';
+import { formatByteSize } from '../lib/byte-size.js';
+import type { Services } from '../services.js';
+import type { FeatureDefinition } from '../tiers/feature-registry.js';
+
+// How tier features are shown on pages (the tier editor, the pricing page, the member's subscription).
+
+/** Integer features whose key says they count bytes (drive_storage_bytes): typed with a unit, stored as bytes. */
+export const isByteFeature = (def: FeatureDefinition) => def.type === 'integer' && def.key.endsWith('_bytes');
+
+/** A feature's label as shown next to a typed size: "(bytes)" is dropped, since sizes are typed with units. */
+export const featureLabel = (def: FeatureDefinition) => (isByteFeature(def) ? def.label.replace(/\s*\(bytes\)$/i, '') : def.label);
+
+export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
+  if (typeof v === 'boolean') return v ? 'on' : 'off';
+  if (typeof v === 'string') return v === '' ? '(empty)' : `"${v}"`;
+  return def && isByteFeature(def) ? formatByteSize(v) : String(v);
+}
+
+/** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
+export const featureInUse = (services: Services, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
