@@ -58,7 +58,7 @@ export function addActions(doc: DocumentBuilder, plugins: PluginState): void {
   const discovery = { type: 'object', additionalProperties: { type: 'object', required: ['description', 'requires_session', 'input', 'has_form'], properties: {
     description: { type: 'string' },
     requires_session: { type: 'boolean' },
-    input: { type: ['object', 'null'] },
+    input: { type: ['object', 'null'], additionalProperties: true },
     has_form: { type: 'boolean' },
   } } };
   doc.add('/actions', 'get', {
@@ -88,7 +88,7 @@ export function addActions(doc: DocumentBuilder, plugins: PluginState): void {
       security: securityOf(action, 'action'),
       parameters: [ref('parameters', 'IdempotencyKey')],
       requestBody: { required, content },
-      responses: { 200: doc.success('The action succeeded; data keys are defined per action', { type: ['object', 'array'] }), ...doc.errors(errorRows(action, 'action')) },
+      responses: { 200: doc.success('The action succeeded; data keys are defined per action', { type: ['object', 'array'], additionalProperties: true }), ...doc.errors(errorRows(action, 'action')) },
       'x-action': descriptorExtension(action),
     });
     if (action.form) {

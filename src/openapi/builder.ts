@@ -29,7 +29,7 @@ function baseComponents(): Record<string, Record<string, unknown>> {
         properties: {
           api_version: { const: API_VERSION },
           success_message: { type: 'string' },
-          data: { type: ['object', 'array'] },
+          data: { type: ['object', 'array'], additionalProperties: true },
           redirect: { type: 'string', description: 'where the web flow would have redirected (actions only; informational)' },
         },
       },
@@ -52,7 +52,7 @@ function baseComponents(): Record<string, Record<string, unknown>> {
           api_version: { const: API_VERSION },
           errortype: { $ref: '#/components/schemas/ErrorType' },
           error: { type: 'string', description: 'for display and logs only; clients branch on errortype and status' },
-          data: { type: 'object' },
+          data: { type: 'object', additionalProperties: true },
           validation_errors: { type: 'object', additionalProperties: { type: 'string' }, description: 'only when errortype is ValidationError' },
         },
         if: { properties: { errortype: { const: 'ValidationError' } } },

@@ -31,7 +31,7 @@ const sessionUser = obj({
   display_name: str,
   email: str,
   permission: int,
-  tier: { type: ['object', 'null'], properties: { name: str, tier_level: int, features: { type: 'object' } } },
+  tier: { type: ['object', 'null'], properties: { name: str, tier_level: int, features: { type: 'object', additionalProperties: true } } },
 });
 
 const uploadProgress = obj({ received_bytes: { type: 'integer', minimum: 0 }, expected_bytes: { type: 'integer', minimum: 0 }, complete: { type: 'boolean' }, expires_time: timestampSchema() });
@@ -85,7 +85,7 @@ const ENDPOINTS: FixedEndpoint[] = [
   {
     path: '/webhooks/{source}', method: 'post', operationId: 'receiveWebhook', tag: 'Webhooks', summary: 'Payment-provider callback, authenticated by its payload signature',
     security: SECURITY.none, parameters: [{ name: 'source', in: 'path', required: true, schema: str }],
-    body: { required: true, content: { 'application/json': { type: 'object' }, 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream' } } },
+    body: { required: true, content: { 'application/json': { type: 'object', additionalProperties: true }, 'application/octet-stream': { type: 'string', contentMediaType: 'application/octet-stream' } } },
     data: { type: 'object', required: ['duplicate'], properties: { duplicate: { type: 'boolean' } } },
     errors: [...keyed, ...ERROR_ROWS.body, ...ERROR_ROWS.notFound, ...ERROR_ROWS.action],
     description: 'Verified before any state is touched; a duplicate event is acknowledged without processing. Body at most 256 KiB.',

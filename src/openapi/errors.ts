@@ -47,6 +47,7 @@ export const ERROR_ROWS = {
   form: [
     row(404, 'ActionError', 'unknown action, or an action without a form builder'),
     row(500, 'ActionError', 'the form builder used a non-serializable construct'),
+    row(422, 'ActionError', 'the form needs a record or state that is missing (a query parameter naming it, a feature switched off)'),
   ],
   management: [row(404, 'NotFound', 'no management endpoint at this path')],
   notFound: [row(404, 'NotFound', 'no such record or token')],
