@@ -39,7 +39,15 @@ const PAGE = `<!doctype html>
 <title>Gatehouse API reference</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${DOCS_PATH}/assets/swagger-ui.css">
-<style>body { margin: 0; } .swagger-ui .topbar { display: none; }</style>
+<style>
+body { margin: 0; }
+@media (max-width: 600px) {
+  .swagger-ui .wrapper { padding: 0 10px; }
+  .swagger-ui table { table-layout: fixed; width: 100%; }
+  .swagger-ui table td, .swagger-ui table th { overflow-wrap: anywhere; }
+  .swagger-ui .response-col_links { display: none; }
+}
+</style>
 </head>
 <body>
 <div id="reference"></div>
