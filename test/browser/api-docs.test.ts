@@ -44,9 +44,10 @@ describeBrowser('browser: the API reference page', () => {
       await page.locator('.opblock-body .responses-wrapper').first().waitFor();
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
       const overflow = await page.evaluate(() => {
-        const width = document.documentElement.clientWidth;
-        const wide = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > width + 0.5).slice(0, 5);
-        return { by: document.documentElement.scrollWidth - width, wide: wide.map((el) => `${el.tagName}.${el.className}`) };
+        const doc = (globalThis as any).document;
+        const width: number = doc.documentElement.clientWidth;
+        const wide = [...doc.querySelectorAll('body *')].filter((el: any) => el.getBoundingClientRect().right > width + 0.5).slice(0, 5);
+        return { by: (doc.documentElement.scrollWidth as number) - width, wide: wide.map((el: any) => `${el.tagName}.${el.className}`) };
       });
       expect(overflow.by, overflow.wide.join(' ')).toBeLessThanOrEqual(0);
       expect(problems).toEqual([]);
