@@ -72,7 +72,7 @@ export async function openApiRoutes(app: FastifyInstance, services: Services): P
   });
 
   app.get(OPENAPI_PATH, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').header('access-control-allow-origin', '*').send(cache.json()),
+    reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(cache.json()),
   );
 
   app.get(DOCS_PATH, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').header('content-security-policy', CSP).send(PAGE));

@@ -67,7 +67,7 @@ function objectOf(schema: Schema, depth: number): fc.Arbitrary<Record<string, un
   const parts: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [name, prop] of props) parts[name] = fc.oneof({ weight: 6, arbitrary: valid(prop, depth) }, { weight: 1, arbitrary: junk });
   const required = new Set<string>(schema.required ?? []);
-  return fc.record(parts, { requiredKeys: props.map(([n]) => n).filter((n) => required.has(n) && Math.random() < 2) as never[] }).chain((value) =>
+  return fc.record(parts, { requiredKeys: props.map(([n]) => n).filter((n) => required.has(n)) as never[] }).chain((value) =>
     // Now and then a required field goes missing.
     fc.boolean().map((drop) => {
       if (!drop || required.size === 0) return value;
