@@ -7,6 +7,8 @@ export type JsonSchema = Record<string, unknown>;
 /** The contract's timestamp format: UTC, space separator, seconds precision, no zone. */
 export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$';
 export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
+/** What a datetime input accepts: seconds optional, a T or a space between date and time. */
+const DATETIME_INPUT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(:\\d{2})?$';
 export const timestampSchema = (description?: string): JsonSchema => ({ type: 'string', pattern: TIMESTAMP_PATTERN, ...(description ? { description } : {}) });
 
 const STRING_INPUT = new Set(['string', 'text', 'password', 'email']);
@@ -39,6 +41,7 @@ export function inputFieldSchema(field: InputField): JsonSchema {
       break;
     case 'datetime':
       out.type = 'string';
+      out.pattern = DATETIME_INPUT_PATTERN;
       out.description = 'YYYY-MM-DD HH:MM:SS (UTC)';
       break;
     case 'array':
@@ -58,7 +61,10 @@ export function inputFieldSchema(field: InputField): JsonSchema {
     if (field.min !== undefined) out.minimum = field.min;
     if (field.max !== undefined) out.maximum = field.max;
   } else if (STRING_INPUT.has(field.type)) {
-    if (field.min !== undefined) out.minLength = field.min;
+    // A required text field must not be blank ('string' and 'email' are trimmed first).
+    const min = Math.max(field.min ?? 0, field.required ? 1 : 0);
+    if (min > 0) out.minLength = min;
+    if (field.required && (field.type === 'string' || field.type === 'email')) out.pattern = '\\S';
     const cap = Math.min(field.max_length ?? Infinity, field.max ?? Infinity);
     if (Number.isFinite(cap)) out.maxLength = cap;
   }

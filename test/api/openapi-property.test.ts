@@ -1,6 +1,9 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionRegistry } from '../../src/actions/index.js';
+import { coerceInput } from '../../src/actions/input.js';
+import { inputObjectSchema } from '../../src/openapi/json-schema.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 type Schema = Record<string, any>;
@@ -46,14 +49,20 @@ function valid(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
         case 'boolean':
           return fc.boolean();
         case 'array':
-          return depth > 2 ? fc.constant([]) : fc.array(valid(s.items, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) });
+          return depth > 2 ? fc.constant([]) : fc.array(valid(s.items, depth + 1), { minLength: s.minItems ?? 0, maxLength: Math.max(s.minItems ?? 0, Math.min(s.maxItems ?? 3, 3)) });
         case 'object':
           return depth > 2 ? fc.constant({}) : objectOf(s, depth + 1);
         default:
           if (s.pattern === '^\\d{4}-\\d{2}-\\d{2}$' || s.format === 'date') return fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
-          if (s.pattern?.startsWith('^\\d{4}')) return fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 19).replace('T', ' '));
-          if (s.format === 'email') return fc.emailAddress();
-          return fc.string({ maxLength: Math.min(s.maxLength ?? 12, 12) });
+          if (s.pattern === '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' || s['x-input-type'] === 'datetime') return fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 19).replace('T', ' '));
+          if (s.format === 'email') return fc.emailAddress().filter((e) => e.length <= (s.maxLength ?? 64));
+          if (s.pattern?.startsWith('^\\d{4}')) return fc.date({ min: new Date('2000-01-01'), max: new Date('2040-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 16));
+          {
+            const min = s.minLength ?? 0;
+            const max = Math.max(min, Math.min(s.maxLength ?? 12, 12));
+            // Trimmed, as the string types are read; a blank value is what 'required' refuses.
+            return fc.string({ minLength: min, maxLength: max }).map((x) => x.trim()).filter((x) => [...x].length >= min);
+          }
       }
     }),
   );
@@ -62,10 +71,10 @@ function valid(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
 /** Anything at all, to probe the refusals. */
 const junk = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.array(fc.integer(), { maxLength: 2 }));
 
-function objectOf(schema: Schema, depth: number): fc.Arbitrary<Record<string, unknown>> {
+function objectOf(schema: Schema, depth: number, withJunk = true): fc.Arbitrary<Record<string, unknown>> {
   const props = Object.entries((schema.properties ?? {}) as Record<string, Schema>);
   const parts: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, prop] of props) parts[name] = fc.oneof({ weight: 6, arbitrary: valid(prop, depth) }, { weight: 1, arbitrary: junk });
+  for (const [name, prop] of props) parts[name] = withJunk ? fc.oneof({ weight: 6, arbitrary: valid(prop, depth) }, { weight: 1, arbitrary: junk }) : valid(prop, depth);
   const required = new Set<string>(schema.required ?? []);
   return fc.record(parts, { requiredKeys: props.map(([n]) => n).filter((n) => required.has(n)) as never[] }).chain((value) =>
     // Now and then a required field goes missing.
@@ -123,6 +132,29 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
+});
+
+describe('the document and the input coercion agree', () => {
+  it("accepts, in coerceInput, every action input the document's schema accepts", () => {
+    const inputs = actionRegistry.available(t.services.plugins).filter((a) => a.descriptor.input);
+    expect(inputs.length).toBeGreaterThan(10);
+    let checked = 0;
+    for (const action of inputs) {
+      const schema = inputObjectSchema(action.descriptor.input);
+      const validate = ajv.compile(schema);
+      fc.assert(
+        fc.property(objectOf({ ...schema, properties: schema.properties }, 0, false), (value) => {
+          if (!validate(value)) return; // a dropped required field
+          checked++;
+          const result = coerceInput(action.descriptor.input, value);
+          expect(result, `${action.name} ${JSON.stringify(value)}`).toMatchObject({ ok: true });
+        }),
+        { numRuns: 20 },
+      );
+    }
+    // Most generated values are valid ones (a required field is dropped about half the time).
+    expect(checked).toBeGreaterThan(inputs.length * 5);
+  });
 });
 
 describe('the OpenAPI document against the real server', () => {
