@@ -13,6 +13,7 @@ import { SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from '.
 import { registerSurfaces } from '../surfaces/index.js';
 import { registerWebSessionRequest } from '../web/request-session.js';
 import { webRoutes } from '../web/routes.js';
+import { openApiRoutes } from '../openapi/routes.js';
 
 export interface AppOptions {
   /** A pino logger or logger options; false in tests. */
@@ -164,6 +165,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(formbody);
   registerWebSessionRequest(app, services, API_PREFIX);
   await app.register((api) => apiPipeline(api, services, opts), { prefix: API_PREFIX });
+  await app.register((docs) => openApiRoutes(docs, services));
   await app.register((web) => webRoutes(web, services));
   return app;
 }

@@ -1,13 +1,15 @@
 /** The contract's closed errortype vocabulary. */
-export type ErrorType =
-  | 'AuthenticationError'
-  | 'TransactionError'
-  | 'ActionError'
-  | 'ValidationError'
-  | 'SecurityError'
-  | 'UpgradeRequired'
-  | 'RateLimitError'
-  | 'NotFound';
+export const ERROR_TYPES = [
+  'AuthenticationError',
+  'TransactionError',
+  'ActionError',
+  'ValidationError',
+  'SecurityError',
+  'UpgradeRequired',
+  'RateLimitError',
+  'NotFound',
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 export interface ApiErrorOptions {
   data?: Record<string, unknown>;

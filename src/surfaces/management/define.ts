@@ -64,6 +64,10 @@ export interface ManagementHandler {
   path: string;
   description: string;
   auth?: ManagementAuth;
+  /** The query parameters it reads, for the API document (name to type and meaning). */
+  query?: Record<string, { type: 'string' | 'integer'; description: string; required?: boolean }>;
+  /** Set when the answer is a byte stream of this content type instead of the envelope. */
+  streams?: string;
   handle(req: ManagementRequest, ctx: ManagementContext): Promise<Record<string, unknown> | null>;
 }
 

@@ -18,6 +18,7 @@ export default defineManagementHandler({
   method: 'GET',
   path: 'errors/recent',
   description: `Last N error-log lines matching Fatal, Exception or Error (query limit: default ${DEFAULT_LIMIT}, cap ${MAX_LIMIT})`,
+  query: { limit: { type: 'integer', description: `lines wanted: default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}` } },
   async handle(req, { services }) {
     const limit = parseLimit(req.query.limit);
     const recent = await readRecentErrorLines(errorLogPath(services.config.dataDir), limit);
