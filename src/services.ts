@@ -104,7 +104,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const principalFeed = changes?.feed(PRINCIPAL_CHANGES, { changed: () => keyRows.invalidate(), live: (isLive) => keyRows.setLive(isLive) });
   principalFeed?.start();
   const vaultWindowStore =
-    opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(db, clock));
+    opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(clock));
   return {
     ...partial,
     scheduler,

@@ -9,20 +9,18 @@ import type { Clock } from '../../lib/clock.js';
  * made on every read.
  */
 export interface VaultWindowStore {
-  get(key: string): Promise<string | null>;
-  put(key: string, value: string, expiresAtMs: number): Promise<void>;
-  delete(key: string): Promise<void>;
+  /** `db` is the caller's connection (an action's transaction): the database store must not take another. */
+  get(key: string, db: Kysely<DB>): Promise<string | null>;
+  put(key: string, value: string, expiresAtMs: number, db: Kysely<DB>): Promise<void>;
+  delete(key: string, db: Kysely<DB>): Promise<void>;
   close(): Promise<void>;
 }
 
 export class DatabaseVaultWindowStore implements VaultWindowStore {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly clock: Clock) {}
 
-  async get(key: string): Promise<string | null> {
-    const row = await this.db
+  async get(key: string, db: Kysely<DB>): Promise<string | null> {
+    const row = await db
       .selectFrom('uvw_vault_windows')
       .select('uvw_value')
       .where('uvw_key', '=', key)
@@ -31,19 +29,19 @@ export class DatabaseVaultWindowStore implements VaultWindowStore {
     return row?.uvw_value ?? null;
   }
 
-  async put(key: string, value: string, expiresAtMs: number): Promise<void> {
+  async put(key: string, value: string, expiresAtMs: number, db: Kysely<DB>): Promise<void> {
     const values = { uvw_value: value, uvw_expires_time: new Date(expiresAtMs) };
-    await this.db
+    await db
       .insertInto('uvw_vault_windows')
       .values({ uvw_key: key, ...values })
       .onConflict((oc) => oc.column('uvw_key').doUpdateSet(values))
       .execute();
     // Expired windows of other sessions go with the next write; they open nothing without their token anyway.
-    await this.db.deleteFrom('uvw_vault_windows').where('uvw_expires_time', '<=', this.clock.now()).execute();
+    await db.deleteFrom('uvw_vault_windows').where('uvw_expires_time', '<=', this.clock.now()).execute();
   }
 
-  async delete(key: string): Promise<void> {
-    await this.db.deleteFrom('uvw_vault_windows').where('uvw_key', '=', key).execute();
+  async delete(key: string, db: Kysely<DB>): Promise<void> {
+    await db.deleteFrom('uvw_vault_windows').where('uvw_key', '=', key).execute();
   }
 
   async close(): Promise<void> {}

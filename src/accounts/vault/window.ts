@@ -101,9 +101,9 @@ export class VaultWindow {
     this.sealingKey = hkdf(token, Buffer.from('gatehouse vault window'), 'sealing key');
   }
 
-  private async write(state: WindowState): Promise<void> {
+  private async write(db: Kysely<DB>, state: WindowState): Promise<void> {
     const sealed = aeadSeal(this.sealingKey, Buffer.from(JSON.stringify(state), 'utf8'), `uvw:${this.key}`);
-    await this.store.put(this.key, sealed, this.endOf(state));
+    await this.store.put(this.key, sealed, this.endOf(state), db);
   }
 
   /** The latest moment the window can still be open; the store forgets it then. */
@@ -114,8 +114,8 @@ export class VaultWindow {
     return Math.min(...ends);
   }
 
-  private async read(): Promise<WindowState | null> {
-    const sealed = await this.store.get(this.key);
+  private async read(db: Kysely<DB>): Promise<WindowState | null> {
+    const sealed = await this.store.get(this.key, db);
     if (!sealed) return null;
     const plain = aeadOpen(this.sealingKey, sealed, `uvw:${this.key}`);
     return plain ? (JSON.parse(plain.toString('utf8')) as WindowState) : null;
@@ -137,13 +137,13 @@ export class VaultWindow {
       idle_ms: caps.idleMs,
       absolute_ms: caps.absoluteMs,
     };
-    await this.write(state);
+    await this.write(db, state);
     this.cached = { state, vault };
   }
 
-  async close(): Promise<void> {
+  async close(db: Kysely<DB>): Promise<void> {
     this.cached = null;
-    await this.store.delete(this.key);
+    await this.store.delete(this.key, db);
   }
 
   /**
@@ -156,14 +156,14 @@ export class VaultWindow {
       if (this.cached && this.cached.state.user_id === userId && this.isOpen(this.cached.state, this.cached.vault)) return this.cached;
       if (this.cached === null) return null;
     }
-    const state = await this.read();
+    const state = await this.read(db);
     if (!state) {
       this.cached = null;
       return null;
     }
     const vault = await vaultOf(db, state.user_id);
     if (state.user_id !== userId || !vault || !this.isOpen(state, vault)) {
-      await this.close();
+      await this.close(db);
       return null;
     }
     this.cached = { state, vault };
@@ -198,7 +198,7 @@ export class VaultWindow {
     const now = this.clock.nowMs();
     if (c.state.last_decrypt_ms !== now) {
       c.state.last_decrypt_ms = now;
-      await this.write(c.state);
+      await this.write(db, c.state);
     }
     return { vault: c.vault, secretKey: Buffer.from(c.state.secret, 'base64url') };
   }
@@ -208,7 +208,7 @@ export class VaultWindow {
     const c = await this.current(db, userId);
     if (!c) return false;
     c.state.last_heartbeat_ms = this.clock.nowMs();
-    await this.write(c.state);
+    await this.write(db, c.state);
     return true;
   }
 }

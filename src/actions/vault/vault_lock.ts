@@ -9,9 +9,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: {},
-  async run({ user, web }) {
+  async run({ user, db, web }) {
     actingUser(user);
-    await webOf(web).vault.close();
+    await webOf(web).vault.close(db);
     return { data: { unlocked: false }, message: 'Vault locked.' };
   },
 });
