@@ -386,13 +386,14 @@ describe('rotation', () => {
       const rotated = await post(m.c, 'vault_rotate_verify', { password: m.password });
       expect(rotated.statusCode).toBe(200);
       expect(rotated.json.data).toMatchObject({ key_generation: 2, unlocked: true, recovery_codes_left: 10 });
-      const window = t.services.vaultWindows.forSession(m.c.jar.cookies.get('gatehouse_session')!, '127.0.0.1');
-      expect(await read(record, values, ['body'], { db: t.services.db, window, userId: m.userId })).toEqual({ body: 'the sealed note', content_locked: false });
+      // A window handle lives for one request: each read takes a fresh one, as each request does.
+      const reader = (userId: number) => ({ db: t.services.db, window: t.services.vaultWindows.forSession(m.c.jar.cookies.get('gatehouse_session')!, '127.0.0.1'), userId });
+      expect(await read(record, values, ['body'], reader(m.userId))).toEqual({ body: 'the sealed note', content_locked: false });
       // Another user, or no window at all, reads the record locked: nulls, never an error.
-      expect(await read(record, values, ['body'], { db: t.services.db, window, userId: m.userId + 1 })).toEqual({ body: null, content_locked: true });
+      expect(await read(record, values, ['body'], reader(m.userId + 1))).toEqual({ body: null, content_locked: true });
       expect(await read(record, values, ['body'], { db: t.services.db, window: null, userId: m.userId })).toEqual({ body: null, content_locked: true });
       await post(m.c, 'vault_lock');
-      expect(await read(record, values, ['body'], { db: t.services.db, window, userId: m.userId })).toEqual({ body: null, content_locked: true });
+      expect(await read(record, values, ['body'], reader(m.userId))).toEqual({ body: null, content_locked: true });
       expect((await post(m.c, 'vault_unlock_recovery', { password: m.password, code: m.codes[1] })).json.data.reason).toBe('unlock_failed');
       expect((await post(m.c, 'vault_unlock_recovery', { password: m.password, code: rotated.json.data.recovery_codes[0] })).statusCode).toBe(200);
       const after = (await vaultOf(t.services.db, m.userId))!;
