@@ -16,7 +16,7 @@ document.addEventListener('DOMContentLoaded', function () {
   }
   function fail(err) {
     var data = err && err.data;
-    var fields = err && err.validation_errors;
+    var fields = err && err.validationErrors;
     if (fields) {
       var first = Object.keys(fields)[0];
       say(first.replace(/_/g, ' ') + ' ' + fields[first], true);
@@ -75,7 +75,12 @@ document.addEventListener('DOMContentLoaded', function () {
       var body = { acknowledge_loss: document.getElementById('vault_ack').checked };
       if (passphrase) body.passphrase = passphrase;
       api.post('vault_setup_options', { password: field(setup, 'password') })
-        .then(function () { return api.post('vault_setup_verify', body); })
+        .then(function (options) {
+          // With a PRF-capable passkey, the vault is also wrapped under it.
+          if (!options.allowCredentials || options.allowCredentials.length === 0) return body;
+          return prfAssertion(options).then(function (assertion) { return Object.assign(assertion, body); });
+        })
+        .then(function (b) { return api.post('vault_setup_verify', b); })
         .then(function (data) {
           setup.hidden = true;
           showCodes(data.recovery_codes);
