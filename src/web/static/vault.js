@@ -58,7 +58,7 @@ document.addEventListener('DOMContentLoaded', function () {
     list.textContent = '';
     codes.forEach(function (c) {
       var li = document.createElement('li');
-      li.textContent = c.replace(/(.{5})(?=.)/g, '$1-');
+      li.textContent = c.replace(/^(.{5})(.{5})(.{5})(.{5})(.{6})$/, '$1-$2-$3-$4-$5');
       list.appendChild(li);
     });
     var text = 'Gatehouse vault recovery codes (each works once)\n\n' + codes.join('\n') + '\n';
