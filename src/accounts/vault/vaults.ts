@@ -44,12 +44,15 @@ export async function vaultOf(db: Kysely<DB>, userId: number, opts: { forUpdate?
   };
 }
 
-export async function createVault(db: Kysely<DB>, userId: number, publicKey: Buffer, now: Date): Promise<Vault> {
+/** Creates the user's vault; null when one exists already (a concurrent setup won the unique key). */
+export async function createVault(db: Kysely<DB>, userId: number, publicKey: Buffer, now: Date): Promise<Vault | null> {
   const row = await db
     .insertInto('uev_user_encryption_vaults')
     .values({ uev_usr_user_id: userId, uev_public_key: publicKey.toString('base64url'), uev_create_time: now })
+    .onConflict((oc) => oc.column('uev_usr_user_id').doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) return null;
   return { id: row.uev_user_encryption_vault_id, userId, publicKey, generation: row.uev_key_generation, windowEpoch: row.uev_window_epoch };
 }
 

@@ -41,6 +41,7 @@ export default defineAction({
     const now = clock.now();
     const keys = generateKeypair();
     const vault = await createVault(db, me.usr_user_id, keys.publicKey, now);
+    if (!vault) throw businessError('Your vault is already set up', { reason: 'already_set_up' });
     const codes = await insertRecoveryCodes(db, vault, vault.generation, keys.secretKey, now);
     if (input.passphrase) await insertPassphraseWrap(db, vault, vault.generation, keys.secretKey, input.passphrase, now);
     if (passkey && prf) await insertPasskeyWrap(db, vault, vault.generation, keys.secretKey, passkey.id, prf, now);
