@@ -5,6 +5,10 @@ import { registerContentResealer } from '../../src/accounts/vault/rotation.js';
 import { newContentKey, read, resealContentKey, sealField } from '../../src/accounts/vault/sealed.js';
 import { vaultOf } from '../../src/accounts/vault/vaults.js';
 import { registerProtectionLevelSource } from '../../src/accounts/vault/window.js';
+import { DatabaseVaultWindowStore, RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
+import { buildApp } from '../../src/http/app.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
+import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
@@ -422,5 +426,30 @@ describe('key material', () => {
     let dump = '';
     for (const table of tables) dump += JSON.stringify(await t.services.db.selectFrom(table).selectAll().execute());
     for (const secret of [...m.codes, prf, Buffer.from(prf, 'base64url').toString('hex'), 'a long vault passphrase']) expect(dump).not.toContain(secret);
+  });
+});
+
+describe('two nodes on one database (and one Redis when REDIS_URL is set)', () => {
+  it('a window opened through one node is open through the other for the same session, and for no other session', async () => {
+    const shared = t.services.vaultWindows.store;
+    const store = shared instanceof RedisVaultWindowStore ? new RedisVaultWindowStore(process.env.REDIS_URL!, t.clock, shared.prefix) : new DatabaseVaultWindowStore(t.clock);
+    const services = await createServices({ config: t.services.config, database: t.database, clock: t.clock, rateLimitStore: new MemoryRateLimitStore(), vaultWindowStore: store });
+    const app = await buildApp(services);
+    await app.ready();
+    try {
+      const m = await memberWithVault({ passkey: false });
+      const other = await signIn(t, m.email, m.password);
+      const onNode2 = async (c: WebClient, name: string) => {
+        const res = await app.inject({ method: 'POST', url: action(name), headers: { cookie: c.jar.header(), 'x-service-csrf': c.csrf() }, payload: {}, remoteAddress: '127.0.0.1' });
+        return res.json();
+      };
+      expect((await onNode2(m.c, 'vault_status')).data.unlocked).toBe(true);
+      expect((await onNode2(other, 'vault_status')).data.unlocked).toBe(false);
+      expect((await onNode2(m.c, 'vault_lock')).data.unlocked).toBe(false);
+      expect((await status(m.c)).unlocked).toBe(false);
+    } finally {
+      await app.close();
+      await services.close();
+    }
   });
 });

@@ -53,7 +53,7 @@ export class RedisVaultWindowStore implements VaultWindowStore {
   constructor(
     url: string,
     private readonly clock: Clock,
-    private readonly prefix = 'gatehouse:vault-window:',
+    readonly prefix = 'gatehouse:vault-window:',
   ) {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   }
