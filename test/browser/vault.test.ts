@@ -116,6 +116,22 @@ describeBrowser('browser: the sealed vault on the security page', () => {
     await page.fill('#vault_passphrase_password', password);
     await Promise.all([page.waitForURL(`${base}/profile/security`), page.click('#vault-unlock-passphrase-form button[type=submit]')]);
     await page.locator('#vault[data-state="open"]').waitFor();
+
+    // The presence beacon on another signed-in page: a heartbeat about every 25 s, none after the window closed.
+    const beats: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/action/vault_heartbeat')) beats.push(r.url());
+    });
+    await page.clock.install();
+    await page.goto(`${base}/profile/subscription`);
+    await page.clock.runFor(26_000);
+    await expect.poll(() => beats.length).toBe(1);
+    await page.evaluate(() => (globalThis as any).serviceApi.post('vault_lock', {}));
+    await page.clock.runFor(25_000);
+    await expect.poll(() => beats.length).toBe(2);
+    await page.clock.runFor(120_000);
+    await page.evaluate(() => (globalThis as any).serviceApi.post('vault_status', {}));
+    expect(beats).toHaveLength(2);
     await context.close();
   });
 });

@@ -1,7 +1,7 @@
 // The vault card on /profile/security: setup (recovery codes shown once, with a text download), unlock
 // by passkey (WebAuthn PRF), recovery code or passphrase, lock and rotation, through serviceApi to the
-// vault actions. While the vault is open the page posts vault_heartbeat about every 25 s and stops (and
-// reloads) once the server answers {alive: false}.
+// vault actions. While the vault is open it flags the session for the presence beacon (vault-beacon.js)
+// and reloads when the beacon reports the window closed.
 document.addEventListener('DOMContentLoaded', function () {
   'use strict';
   var card = document.getElementById('vault');
@@ -136,15 +136,10 @@ document.addEventListener('DOMContentLoaded', function () {
     });
   }
 
-  // Presence beacon (SPEC Events 3).
-  if (card.getAttribute('data-state') === 'open') {
-    var beat = window.setInterval(function () {
-      api.post('vault_heartbeat', {}).then(function (data) {
-        if (!data.alive) {
-          window.clearInterval(beat);
-          reload();
-        }
-      }).catch(function () {});
-    }, 25000);
-  }
+  // The presence beacon (vault-beacon.js, on every signed-in page) runs while this flag says open.
+  try {
+    if (card.getAttribute('data-state') === 'open') window.sessionStorage.setItem('gatehouse-vault-open', '1');
+    else window.sessionStorage.removeItem('gatehouse-vault-open');
+  } catch (e) { /* no storage: no beacon */ }
+  document.addEventListener('vault-closed', reload);
 });
