@@ -19,6 +19,8 @@ import { StoreSystem } from './store/index.js';
 import { KeyRowCache } from './http/auth/key-row-cache.js';
 import type { KeyRow } from './http/auth/authenticate.js';
 import { PRINCIPAL_CHANGES } from './db/change-feed.js';
+import { VaultWindows } from './accounts/vault/window.js';
+import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from './accounts/vault/window-store.js';
 
 export interface RateLimitBuckets {
   /** Every API request, per IP, before authentication. */
@@ -50,6 +52,8 @@ export interface Services {
   store: StoreSystem;
   /** Key rows of recently presented keys (PostgreSQL only; see KeyRowCache for when one is used). */
   keyRows: KeyRowCache<KeyRow>;
+  /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */
+  vaultWindows: VaultWindows;
   close(): Promise<void>;
 }
 
@@ -65,6 +69,8 @@ export interface ServiceOptions {
   pluginsDir?: string;
   /** Cache key rows on PostgreSQL (default true; the CLI, which serves no requests, turns it off). */
   keyRowCache?: boolean;
+  /** Overrides the vault window store chosen from REDIS_URL (tests pass one with their own key prefix). */
+  vaultWindowStore?: VaultWindowStore;
 }
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
@@ -97,12 +103,15 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const forgetOnWrite = changes?.onLocalWrite(() => keyRows.invalidate());
   const principalFeed = changes?.feed(PRINCIPAL_CHANGES, { changed: () => keyRows.invalidate(), live: (isLive) => keyRows.setLive(isLive) });
   principalFeed?.start();
+  const vaultWindowStore =
+    opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(clock));
   return {
     ...partial,
     scheduler,
     tiers,
     store: new StoreSystem(db, settings, clock),
     keyRows,
+    vaultWindows: new VaultWindows(vaultWindowStore, clock),
     async close() {
       if (refresh) clearInterval(refresh);
       forgetOnWrite?.();
@@ -110,6 +119,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
       await scheduler.stop();
       await requestLog.stop();
       await rateLimitStore.close();
+      await vaultWindowStore.close();
     },
   };
 }

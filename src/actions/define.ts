@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
+import type { VaultWindow } from '../accounts/vault/window.js';
 import type { Principal, PrincipalUser } from '../http/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
@@ -59,6 +60,8 @@ export interface WebContext {
    * session rotates like a password sign-in, with a new cookie and CSRF token.
    */
   signInAfterSuccess(userId: number): void;
+  /** This session's sealed-vault window (DESIGN 10). */
+  vault: VaultWindow;
 }
 
 export interface ActionResult {
@@ -66,6 +69,11 @@ export interface ActionResult {
   message?: string;
   /** Where the web flow would have redirected; informational. */
   redirect?: string;
+  /**
+   * The users whose sealed content (or vault secrets, like recovery codes) the answer holds: an
+   * Idempotency-Key copy of it is then stored sealed (DESIGN 10), never in the clear.
+   */
+  sealedFor?: number[];
 }
 
 /** The acting user's full row, as a form builder prefills from it. */

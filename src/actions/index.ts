@@ -24,6 +24,7 @@ import eventWaitingList from './events/event_waiting_list.js';
 import eventWithdraw from './events/event_withdraw.js';
 import survey from './surveys/survey.js';
 import { passkeyActions } from './passkeys/index.js';
+import { vaultActions } from './vault/index.js';
 import { driveManageActions, driveUploadActions } from './drive/index.js';
 import { ActionRegistry } from './registry.js';
 
@@ -54,6 +55,7 @@ export const coreActions: Action[] = [
   ...driveManageActions,
   ...driveUploadActions,
   ...passkeyActions,
+  ...vaultActions,
 ];
 
 /** Plugin actions, named '{plugin}/{action}' (or core-named with `plugin`); reachable only while their plugin is active. */

@@ -383,11 +383,43 @@ export interface PasskeysTable {
 export interface PasskeyCeremoniesTable {
   pkc_passkey_ceremony_id: Generated<number>;
   pkc_wss_web_session_id: number;
-  pkc_kind: 'login' | 'register' | 'stepup';
+  pkc_kind: 'login' | 'register' | 'stepup' | 'vault_setup' | 'vault_unlock' | 'vault_add' | 'vault_rotate';
   pkc_challenge: string;
   pkc_usr_user_id: Nullable<number>;
   pkc_create_time: GeneratedTimestamp;
   pkc_expires_time: Timestamp;
+}
+
+export interface UserEncryptionVaultsTable {
+  uev_user_encryption_vault_id: Generated<number>;
+  uev_usr_user_id: number;
+  /** base64url of the raw X25519 public key. */
+  uev_public_key: string;
+  uev_key_generation: Generated<number>;
+  uev_window_epoch: Generated<number>;
+  uev_create_time: GeneratedTimestamp;
+  uev_update_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export type VaultUnlockerType = 'passkey' | 'recovery' | 'passphrase';
+
+export interface UserEncryptionWrappingsTable {
+  uew_user_encryption_wrapping_id: Generated<number>;
+  uew_uev_user_encryption_vault_id: number;
+  uew_type: VaultUnlockerType;
+  uew_wrapped_key: string;
+  uew_salt: string;
+  uew_generation: number;
+  uew_pky_passkey_id: Nullable<number>;
+  uew_used_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  uew_create_time: GeneratedTimestamp;
+  uew_delete_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export interface VaultWindowsTable {
+  uvw_key: string;
+  uvw_value: string;
+  uvw_expires_time: Timestamp;
 }
 
 export type DriveGrantRole = 'viewer' | 'editor';
@@ -543,4 +575,7 @@ export interface DB {
   fsl_file_share_links: FileShareLinksTable;
   fch_file_changes: FileChangesTable;
   fup_file_uploads: FileUploadsTable;
+  uev_user_encryption_vaults: UserEncryptionVaultsTable;
+  uew_user_encryption_wrappings: UserEncryptionWrappingsTable;
+  uvw_vault_windows: VaultWindowsTable;
 }

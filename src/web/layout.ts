@@ -49,6 +49,7 @@ ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.
 <style>${raw(STYLE)}</style>
 <script src="/static/serviceApi.js" defer></script>
 <script src="/static/confirm.js" defer></script>
+${signedIn ? html`<script src="/static/vault-beacon.js" defer></script>` : ''}
 </head>
 <body>
 <header>

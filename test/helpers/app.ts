@@ -6,6 +6,7 @@ import type { Database } from '../../src/db/database.js';
 import { buildApp, type AppOptions } from '../../src/http/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
+import { RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { randomHex } from '../../src/lib/crypto.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -48,7 +49,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const rateLimitStore = process.env.REDIS_URL
     ? new RedisRateLimitStore(process.env.REDIS_URL, `gatehouse:test:${randomHex(6)}:`)
     : new MemoryRateLimitStore();
-  const services = await createServices({ config, database, clock, rateLimitStore, ...(opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {}) });
+  const vaultWindowStore = process.env.REDIS_URL ? new RedisVaultWindowStore(process.env.REDIS_URL, clock, `gatehouse:test:${randomHex(6)}:vault-window:`) : undefined;
+  const services = await createServices({ config, database, clock, rateLimitStore, ...(vaultWindowStore ? { vaultWindowStore } : {}), ...(opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {}) });
   for (const name of opts.activePlugins ?? []) await services.plugins.setActive(name, true);
   if (!opts.requireHttps) await services.settings.set('api_require_https', false);
   for (const [name, value] of Object.entries(opts.settings ?? {})) await services.settings.set(name, value);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 
-export type CeremonyKind = 'login' | 'register' | 'stepup';
+export type CeremonyKind = 'login' | 'register' | 'stepup' | 'vault_setup' | 'vault_unlock' | 'vault_add' | 'vault_rotate';
 
 /** A challenge lives five minutes (DESIGN 10). */
 export const CEREMONY_TTL_MS = 5 * 60_000;

@@ -15,6 +15,8 @@ import * as principalChangeNotify from './0013_principal_change_notify.js';
 import * as storeEventOrder from './0014_store_event_order.js';
 import * as passkeys from './0020_passkeys.js';
 import * as drive from './0019_drive.js';
+import * as vault from './0025_vault.js';
+import * as vaultCeremonies from './0026_vault_ceremonies.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +36,6 @@ export const migrations: Record<string, Migration> = {
   '0014_store_event_order': storeEventOrder,
   '0020_passkeys': passkeys,
   '0019_drive': drive,
+  '0025_vault': vault,
+  '0026_vault_ceremonies': vaultCeremonies,
 };

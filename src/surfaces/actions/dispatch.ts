@@ -1,13 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SURFACE_AUTH_DEFAULTS } from '../../actions/auth-contract.js';
 import type { Action, ActionContext, ActionResult, Attachment, WebContext } from '../../actions/define.js';
-import { IdempotencyStore, MAX_KEY_LENGTH, idempotencyScope, requestFingerprint, type ClaimOutcome } from '../../actions/idempotency.js';
+import { IdempotencyStore, MAX_KEY_LENGTH, idempotencyScope, requestFingerprint, type ClaimOutcome, type StoredResponse } from '../../actions/idempotency.js';
+import { isSealedCopy, openSealedCopy, sealedCopy } from '../../accounts/vault/sealed-replay.js';
+import type { Principal } from '../../http/auth/principal.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
 import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
 import { failure, serializeApiPayload, success } from '../../http/envelope.js';
 import { ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Services } from '../../services.js';
+import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { admit, findAction, queryOf, requireSetting } from './shared.js';
 
 const MAX_FILES = 10;
@@ -63,6 +66,16 @@ function refuse(outcome: ClaimOutcome & { kind: 'reused' | 'executing' }): ApiEr
     : actionError(409, 'A request with this Idempotency-Key is still executing', { reason: 'idempotency_key_in_progress' });
 }
 
+/** A stored answer for replay: a sealed copy is opened through the caller's vault window, or refused with 409. */
+async function replayStored(services: Services, request: FastifyRequest, reply: FastifyReply, principal: Principal | null, claim: { scope: string; keyHash: string }, response: StoredResponse) {
+  if (!isSealedCopy(response.body)) return sendStored(reply, response.status, response.body, true);
+  const window = principal?.credential === 'browser' ? vaultWindowOf(services, request) : null;
+  const body = await openSealedCopy(services.db, window, principal?.user?.usr_user_id ?? null, response.body, sealedCopyAd(claim));
+  return sendStored(reply, response.status, body, true);
+}
+
+const sealedCopyAd = (claim: { scope: string; keyHash: string }) => `aik:${claim.scope}:${claim.keyHash}`;
+
 function sendStored(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
   if (replayed) reply.header('idempotency-replayed', 'true');
   if (status >= 400) reply.errortype = (JSON.parse(body) as { errortype?: string }).errortype ?? null;
@@ -93,7 +106,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     claim = { scope, keyHash: IdempotencyStore.hashKey(key), fingerprint: requestFingerprint(name, files.length > 0 ? { body, attachments: files } : body) };
     // The 409 is decided before input validation.
     const seen = await store.inspect(claim.scope, claim.keyHash, claim.fingerprint);
-    if (seen.kind === 'replay') return sendStored(reply, seen.response.status, seen.response.body, true);
+    if (seen.kind === 'replay') return replayStored(services, request, reply, principal, claim, seen.response);
     if (seen.kind === 'reused' || seen.kind === 'executing') throw refuse(seen);
   }
 
@@ -103,7 +116,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   let claimId: number | null = null;
   if (claim) {
     const outcome = await store.claim(claim.scope, claim.keyHash, claim.fingerprint, name);
-    if (outcome.kind === 'replay') return sendStored(reply, outcome.response.status, outcome.response.body, true);
+    if (outcome.kind === 'replay') return replayStored(services, request, reply, principal, claim, outcome.response);
     if (outcome.kind === 'reused' || outcome.kind === 'executing') throw refuse(outcome);
     if (outcome.kind === 'claimed') claimId = outcome.id;
   }
@@ -119,7 +132,12 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   const outbox: MailMessage[] = [];
   let signInUserId: number | null = null;
   const web: WebContext | null = webSession
-    ? { sessionId: webSession.id, baseUrl: services.config.baseUrl, signInAfterSuccess: (userId) => void (signInUserId = userId) }
+    ? {
+        sessionId: webSession.id,
+        baseUrl: services.config.baseUrl,
+        signInAfterSuccess: (userId) => void (signInUserId = userId),
+        vault: vaultWindowOf(services, request),
+      }
     : null;
   const context = (trx: typeof db): ActionContext => ({
     name,
@@ -138,6 +156,9 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     web,
     log: request.log,
   });
+  // An answer holding sealed content is kept for replay only sealed (DESIGN 10).
+  const storedCopy = (trx: typeof db, result: ActionResult, t: string) =>
+    result.sealedFor && claim ? sealedCopy(trx, result.sealedFor, t, sealedCopyAd(claim)) : Promise.resolve(t);
   const respond = (result: ActionResult): string =>
     serializeApiPayload(success(result.data, result.message ?? '', result.redirect !== undefined ? { redirect: result.redirect } : {}));
 
@@ -146,13 +167,15 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   try {
     if (action.descriptor.mutates) {
       text = await db.transaction().execute(async (trx) => {
-        const t = respond(await action.run(context(trx)));
-        if (claimId !== null) await store.store(claimId, { status, body: t }, trx);
+        const result = await action.run(context(trx));
+        const t = respond(result);
+        if (claimId !== null) await store.store(claimId, { status, body: await storedCopy(trx, result, t) }, trx);
         return t;
       });
     } else {
-      text = respond(await action.run(context(db)));
-      if (claimId !== null) await store.store(claimId, { status, body: text });
+      const result = await action.run(context(db));
+      text = respond(result);
+      if (claimId !== null) await store.store(claimId, { status, body: await storedCopy(db, result, text) });
     }
   } catch (e) {
     // A refusal the logic decided (a 4xx) is the request's answer and is kept for replay; anything else

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { mayActOn } from '../../accounts/authority.js';
+import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { verifyLogin } from '../../accounts/login.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
@@ -94,6 +95,8 @@ export function accountPages(web: FastifyInstance, services: Services): void {
     const session = await request.webSession();
     if (session && checkFormToken(session, 'logout', field(request, 'form_token'))) {
       await webSessions.end(session.id);
+      // Sign-out closes the session's vault window (DESIGN 10); without the token it opens nothing anyway.
+      await vaultWindowOf(services, request).close(services.db);
       request.useWebSession(null, null);
     }
     return reply.redirect('/login', 303);

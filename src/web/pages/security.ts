@@ -4,6 +4,7 @@ import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html } from '../html.js';
+import { vaultSection } from './vault-section.js';
 
 /** What the page says after passkeys.js reloads it with ?done=... (an allowlist: nothing else is echoed). */
 const DONE: Record<string, string> = { added: 'Passkey added.', renamed: 'Passkey renamed.', removed: 'Passkey removed.' };
@@ -68,6 +69,7 @@ export function securityPage(web: FastifyInstance, services: Services): void {
   <noscript><p class="error">Passkeys need JavaScript.</p></noscript>
 </div>
 <p id="passkey-status" role="status" aria-live="polite"></p>
+${await vaultSection(services, request, viewer.user.usr_user_id)}
 <script src="/static/simplewebauthn-browser.js" defer></script>
 <script src="/static/passkeys.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Security', body);

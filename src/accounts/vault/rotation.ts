@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
+import { generateKeypair } from './crypto.js';
+import { insertPassphraseWrap, insertPasskeyWrap, insertRecoveryCodes, liveWraps, retireWraps, type Vault } from './vaults.js';
+
+/**
+ * A consumer's content keys sealed to the vault's public key are re-sealed to the new one during a
+ * rotation (open with the old secret, seal to the new public key), in the rotation's transaction.
+ */
+export type ContentResealer = (db: Kysely<DB>, input: { userId: number; oldSecretKey: Buffer; newPublicKey: Buffer }) => Promise<void>;
+const resealers: ContentResealer[] = [];
+export function registerContentResealer(resealer: ContentResealer): () => void {
+  resealers.push(resealer);
+  return () => void resealers.splice(resealers.indexOf(resealer), 1);
+}
+
+/**
+ * Rotates a vault (DESIGN 10), in this order so that an interrupted rotation leaves the old generation
+ * whole and a re-run completes: (1) wraps of an earlier interrupted attempt are retired, (2) the new
+ * generation is written (keypair, this passkey's wrap, the passphrase if given, 10 new codes), (3) content
+ * keys are re-sealed, (4) the vault switches to the new public key and generation, (5) the old wraps are
+ * retired last.
+ */
+export async function rotateVault(
+  db: Kysely<DB>,
+  vault: Vault,
+  oldSecretKey: Buffer,
+  with_: { passkey?: { id: number; prf: Buffer }; passphrase?: string },
+  now: Date,
+): Promise<{ vault: Vault; secretKey: Buffer; codes: string[] }> {
+  const generation = vault.generation + 1;
+  const leftovers = (await liveWraps(db, vault.id)).filter((w) => w.generation > vault.generation);
+  await retireWraps(db, leftovers.map((w) => w.id), now);
+  const keys = generateKeypair();
+  if (with_.passkey) await insertPasskeyWrap(db, vault, generation, keys.secretKey, with_.passkey.id, with_.passkey.prf, now);
+  if (with_.passphrase) await insertPassphraseWrap(db, vault, generation, keys.secretKey, with_.passphrase, now);
+  const codes = await insertRecoveryCodes(db, vault, generation, keys.secretKey, now);
+  for (const reseal of resealers) await reseal(db, { userId: vault.userId, oldSecretKey, newPublicKey: keys.publicKey });
+  await db
+    .updateTable('uev_user_encryption_vaults')
+    .set({ uev_public_key: keys.publicKey.toString('base64url'), uev_key_generation: generation, uev_update_time: now })
+    .where('uev_user_encryption_vault_id', '=', vault.id)
+    .where('uev_key_generation', '=', vault.generation)
+    .execute();
+  const old = (await liveWraps(db, vault.id)).filter((w) => w.generation < generation);
+  await retireWraps(db, old.map((w) => w.id), now);
+  return { vault: { ...vault, publicKey: keys.publicKey, generation }, secretKey: keys.secretKey, codes };
+}

@@ -1,0 +1,28 @@
+import { vaultStatus } from '../../accounts/vault/unlockers.js';
+import { insertPassphraseWrap, liveWraps, retireWraps } from '../../accounts/vault/vaults.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { BROWSER_ONLY, PASSWORD_INPUT, requireStepUp, requireUnlocked, requireVault, webOf } from './shared.js';
+import { PASSPHRASE_MIN } from './vault_setup_verify.js';
+
+/** Enrolls a passphrase, replacing any earlier one. */
+export default defineAction({
+  name: 'vault_passphrase_enroll',
+  description: 'Enroll or replace the vault passphrase; needs step-up and an unlocked vault',
+  auth: BROWSER_ONLY,
+  mutates: true,
+  input: { passphrase: { type: 'password', required: true, min_length: PASSPHRASE_MIN, max_length: 1024 }, ...PASSWORD_INPUT },
+  async run(ctx) {
+    const me = actingUser(ctx.user);
+    const web = webOf(ctx.web);
+    const vault = await requireVault(ctx, me.usr_user_id);
+    await requireStepUp(ctx, me, ctx.input.password);
+    const open = await requireUnlocked(ctx, web, me.usr_user_id);
+    const now = ctx.clock.now();
+    const old = await liveWraps(ctx.db, vault.id, { type: 'passphrase' });
+    await insertPassphraseWrap(ctx.db, vault, vault.generation, open.secretKey, ctx.input.passphrase, now);
+    await retireWraps(ctx.db, old.map((w) => w.id), now);
+    const times = await web.vault.times(ctx.db, me.usr_user_id);
+    return { data: await vaultStatus(ctx.db, me.usr_user_id, { unlocked: times !== null, times }), message: 'Passphrase saved.' };
+  },
+});

@@ -1,0 +1,31 @@
+import { vaultStatus } from '../../accounts/vault/unlockers.js';
+import { insertRecoveryCodes, liveWraps, retireWraps } from '../../accounts/vault/vaults.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import { BROWSER_ONLY, PASSWORD_INPUT, requireStepUp, requireUnlocked, requireVault, webOf } from './shared.js';
+
+/** Replaces every recovery code with 10 new ones (shown once); the old ones stop working at once. */
+export default defineAction({
+  name: 'vault_regenerate_codes',
+  description: 'Replace all recovery codes; needs step-up and an unlocked vault',
+  auth: BROWSER_ONLY,
+  mutates: true,
+  input: PASSWORD_INPUT,
+  async run(ctx) {
+    const me = actingUser(ctx.user);
+    const web = webOf(ctx.web);
+    const vault = await requireVault(ctx, me.usr_user_id);
+    await requireStepUp(ctx, me, ctx.input.password);
+    const open = await requireUnlocked(ctx, web, me.usr_user_id);
+    const now = ctx.clock.now();
+    const old = await liveWraps(ctx.db, vault.id, { type: 'recovery' });
+    const codes = await insertRecoveryCodes(ctx.db, vault, vault.generation, open.secretKey, now);
+    await retireWraps(ctx.db, old.map((w) => w.id), now);
+    const times = await web.vault.times(ctx.db, me.usr_user_id);
+    return {
+      data: { ...(await vaultStatus(ctx.db, me.usr_user_id, { unlocked: times !== null, times })), recovery_codes: codes },
+      message: 'New recovery codes: store them now, they are not shown again. The old codes no longer work.',
+      sealedFor: [me.usr_user_id],
+    };
+  },
+});

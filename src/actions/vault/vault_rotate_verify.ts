@@ -1,0 +1,64 @@
+import { rotateVault } from '../../accounts/vault/rotation.js';
+import { currentUnlockers, vaultStatus } from '../../accounts/vault/unlockers.js';
+import { vaultOf } from '../../accounts/vault/vaults.js';
+import { businessError } from '../../http/errors.js';
+import { actingUser } from '../account/user.js';
+import { defineAction } from '../define.js';
+import {
+  BROWSER_ONLY,
+  OPTIONAL_CREDENTIAL_INPUT,
+  PASSWORD_INPUT,
+  PRF_OUTPUT_INPUT,
+  credentialOf,
+  prfOutputOf,
+  requirePassword,
+  requireUnlocked,
+  requireVault,
+  takeCeremony,
+  verifiedPasskey,
+  webOf,
+} from './shared.js';
+import { PASSPHRASE_MIN } from './vault_setup_verify.js';
+
+/**
+ * Completes a rotation: proof by a passkey that unlocks the vault (with its PRF output, so the new
+ * generation is wrapped under it) or, for a vault without passkey unlockers, the account password. A fresh
+ * keypair, content keys re-sealed, 10 new recovery codes (shown once), the old unlockers retired; other
+ * passkeys are added again with vault_add_passkey_*. This session's window moves to the new key.
+ */
+export default defineAction({
+  name: 'vault_rotate_verify',
+  description: 'Complete rotation: fresh keypair, re-seal, recovery codes replaced',
+  auth: BROWSER_ONLY,
+  mutates: true,
+  input: { ...OPTIONAL_CREDENTIAL_INPUT, ...PRF_OUTPUT_INPUT, ...PASSWORD_INPUT, passphrase: { type: 'password', min_length: PASSPHRASE_MIN, max_length: 1024 } },
+  async run(ctx) {
+    const { input, db } = ctx;
+    const me = actingUser(ctx.user);
+    const web = webOf(ctx.web);
+    await requireVault(ctx, me.usr_user_id);
+    const challenge = await takeCeremony(ctx, web, me, 'vault_rotate');
+    const open = await requireUnlocked(ctx, web, me.usr_user_id);
+    const vault = (await vaultOf(db, me.usr_user_id, { forUpdate: true }))!;
+    let passkey: { id: number; prf: Buffer } | undefined;
+    const credential = credentialOf(input);
+    if (credential) {
+      const prf = prfOutputOf(input.prf_output);
+      const verified = await verifiedPasskey(ctx, web, me, credential, challenge);
+      if (!(await currentUnlockers(db, vault)).passkeys.some((w) => w.passkeyId === verified.id)) {
+        throw businessError('This passkey does not unlock your vault', { reason: 'not_an_unlocker' });
+      }
+      passkey = { id: verified.id, prf };
+    } else {
+      await requirePassword(ctx, me, input.password);
+    }
+    const rotated = await rotateVault(db, vault, open.secretKey, { ...(passkey ? { passkey } : {}), ...(input.passphrase ? { passphrase: input.passphrase } : {}) }, ctx.clock.now());
+    await web.vault.openWith(db, rotated.vault, rotated.secretKey);
+    const status = await vaultStatus(db, me.usr_user_id, { unlocked: true, times: await web.vault.times(db, me.usr_user_id) });
+    return {
+      data: { ...status, recovery_codes: rotated.codes },
+      message: 'Your vault key was rotated. Store the new recovery codes now; the old ones no longer work.',
+      sealedFor: [me.usr_user_id],
+    };
+  },
+});
