@@ -32,6 +32,7 @@ export function initialAdminNote(dataDir: string, created: { email: string; file
   }
 }
 
+/** The one command that lets the API answer plain HTTP (local development without TLS); the staff pages' banner shows it too. */
 export const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';
 
 /** `npm start`: the banner as one readable line among the JSON log lines. */

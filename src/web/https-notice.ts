@@ -1,9 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/store.js';
+import { HTTPS_COMMAND } from '../start-banner.js';
 import { html, type SafeHtml } from './html.js';
-
-/** The one command that lets the API answer plain HTTP (for local development behind no TLS). */
-export const ALLOW_PLAIN_HTTP_COMMAND = 'npx gatehouse setting set api_require_https false';
 
 /** Whether the API would refuse this request's scheme: api_require_https is on and it came over plain HTTP. */
 export function apiRefusesRequest(request: FastifyRequest, settings: Settings): boolean {
@@ -16,5 +14,5 @@ export function apiRefusesRequest(request: FastifyRequest, settings: Settings): 
  */
 export function httpsNotice(): SafeHtml {
   return html`<div class="banner" id="https-banner" role="alert"><strong>The API refuses plain HTTP here.</strong> The setting <code class="ident">api_require_https</code> is on and this page came over http://, so page scripts and apps calling the API get 426. Serve the site over HTTPS, or for local development run:
-<pre class="command">${ALLOW_PLAIN_HTTP_COMMAND}</pre></div>`;
+<pre class="command">${HTTPS_COMMAND}</pre></div>`;
 }

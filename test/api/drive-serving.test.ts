@@ -26,7 +26,7 @@ describe('Drive serving: /drive/file/{id} and /s/{token}', () => {
     expect(res.headers['content-type']).toBe('text/html');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['content-disposition']).toBe(`attachment; filename="na_ve _quote___.html"; filename*=UTF-8''na%C3%AFve%20%22quote%22%3B%25.html`);
-    expect(res.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; sandbox allow-downloads");
     expect(res.headers['accept-ranges']).toBe('bytes');
   };
 

@@ -17,7 +17,7 @@ describeBrowser('browser: the API reference page', () => {
     await t?.close();
   });
 
-  it('renders the document with Swagger UI from this server only, with no console error, at desktop and phone widths', async () => {
+  it('renders the document with Swagger UI from this server only, with no console error, at desktop and phone widths', { timeout: 120_000 }, async () => {
     const origin = new URL(t.baseUrl).origin;
     for (const [name, viewport] of [['api-docs', { width: 1280, height: 800 }], ['api-docs-mobile', { width: 390, height: 844 }]] as const) {
       const context = await browser.newContext({ viewport });

@@ -67,7 +67,7 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
       'content-type': servedContentType(file.mimeType),
       'x-content-type-options': 'nosniff',
       'content-disposition': contentDisposition(file.name),
-      'content-security-policy': "default-src 'none'; sandbox",
+      'content-security-policy': "default-src 'none'; sandbox allow-downloads",
       'accept-ranges': 'bytes',
       'cache-control': 'private, no-cache',
       etag: `"${blob.fbb_sha256.trim()}"`,
