@@ -43,6 +43,7 @@ export interface Node {
 }
 
 export interface Cluster {
+  embedded: boolean;
   databaseUrl: string;
   redisUrl: string;
   s3Endpoint: string;
@@ -58,14 +59,14 @@ export interface Cluster {
 }
 
 /** A fresh database, a Redis database number of its own, s3rver on a free port; node 0 starts first (migrates, writes initial-admin.json). */
-export async function startCluster(nodeCount: number, extraEnv: Record<string, string> = {}): Promise<Cluster> {
+export async function startCluster(nodeCount: number, opts: { embedded?: boolean } = {}): Promise<Cluster> {
+  const embedded = opts.embedded === true;
   const name = `gh_cluster_${randomHex(6)}`;
   const admin = new pg.Client({ connectionString: PG_BASE });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  if (!embedded) await admin.query(`create database ${name}`);
   const dbUrl = new URL(PG_BASE);
   dbUrl.pathname = `/${name}`;
-  const databaseUrl = dbUrl.toString();
   // Rate-limit keys carry no run-specific prefix in production; a database number of its own (1..15)
   // keeps concurrent runs apart, and it is flushed at the end.
   const redisUrl = `${REDIS_BASE}/${1 + Math.floor(Math.random() * 15)}`;
@@ -77,26 +78,28 @@ export async function startCluster(nodeCount: number, extraEnv: Record<string, s
   const ports = await Promise.all(dirs.map(() => freePort()));
   const nodes: Node[] = [];
 
-  const envFor = (i: number) =>
-    programEnv({
-      DATA_DIR: dirs[i]!.dir,
-      PORT: String(ports[i]),
-      DATABASE_URL: databaseUrl,
-      PG_POOL_MAX: '6',
-      REDIS_URL: redisUrl,
-      TRUST_PROXY: '127.0.0.1',
-      BLOB_STORE: 's3',
-      S3_ENDPOINT: s3Endpoint,
-      S3_BUCKET,
-      S3_REGION: 'us-east-1',
-      S3_ACCESS_KEY_ID: 'S3RVER',
-      S3_SECRET_ACCESS_KEY: 'S3RVER',
-      S3_FORCE_PATH_STYLE: 'true',
-      ...extraEnv,
-    });
+  // Embedded: one server on PGlite in its DATA_DIR with the fs blob store; the control connection goes
+  // through the server's Unix socket, as psql and the CLI do.
+  const databaseUrl = embedded ? `postgres://postgres@localhost/postgres?host=${encodeURIComponent(dirs[0]!.dir)}` : dbUrl.toString();
+  const shared = embedded
+    ? { TRUST_PROXY: '127.0.0.1' }
+    : {
+        DATABASE_URL: databaseUrl,
+        PG_POOL_MAX: '6',
+        REDIS_URL: redisUrl,
+        TRUST_PROXY: '127.0.0.1',
+        BLOB_STORE: 's3',
+        S3_ENDPOINT: s3Endpoint,
+        S3_BUCKET,
+        S3_REGION: 'us-east-1',
+        S3_ACCESS_KEY_ID: 'S3RVER',
+        S3_SECRET_ACCESS_KEY: 'S3RVER',
+        S3_FORCE_PATH_STYLE: 'true',
+      };
+  const envFor = (i: number) => programEnv({ DATA_DIR: dirs[i]!.dir, PORT: String(ports[i]), ...shared });
 
   const start = async (i: number): Promise<Node> => {
-    const proc = await startServerProcess(envFor(i), { timeoutMs: 60_000 });
+    const proc = await startServerProcess(envFor(i), { timeoutMs: embedded ? 150_000 : 60_000 });
     const node = { name: String.fromCharCode(65 + i), dataDir: dirs[i]!.dir, port: ports[i]!, process: proc };
     nodes[i] = node;
     return node;
@@ -106,11 +109,12 @@ export async function startCluster(nodeCount: number, extraEnv: Record<string, s
   for (let i = 1; i < nodeCount; i++) await start(i);
   const initialAdmin = JSON.parse(readFileSync(path.join(dirs[0]!.dir, 'initial-admin.json'), 'utf8')) as InitialAdmin;
 
-  const controlDb = await openDatabase({ databaseUrl, pgPoolMax: 4 });
+  const controlDb = await openDatabase({ databaseUrl, pgPoolMax: embedded ? 1 : 4 });
   const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: s3Data.dir });
   const control = await createServices({ config, database: controlDb, rateLimitStore: new MemoryRateLimitStore(), keyRowCache: false });
 
   return {
+    embedded,
     databaseUrl,
     redisUrl,
     s3Endpoint,
@@ -121,15 +125,15 @@ export async function startCluster(nodeCount: number, extraEnv: Record<string, s
     controlDb,
     start,
     async close() {
-      await Promise.all(nodes.map((n) => n?.process.stop('SIGKILL')));
       await control.close().catch(() => {});
       await controlDb.close().catch(() => {});
+      await Promise.all(nodes.map((n) => n?.process.stop('SIGKILL')));
       await s3.close().catch(() => {});
       const { Redis } = await import('ioredis');
       const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
       await redis.connect().then(() => redis.flushdb()).catch(() => {});
       redis.disconnect();
-      await admin.query(`drop database if exists ${name} with (force)`);
+      if (!embedded) await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
       s3Data.remove();
       for (const d of dirs) d.remove();
