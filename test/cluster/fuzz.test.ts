@@ -64,7 +64,14 @@ describe('fuzzing two server processes', () => {
             return;
           }
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          expect(checkResponse(req, res)).toBe('');
+          const problem = checkResponse(req, res);
+          if (problem && res.status >= 500) {
+            // The node's own log line for that request says what went wrong.
+            const ref = /\(ref (req-\d+)\)/.exec(res.body)?.[1];
+            const log = c.nodes[i % 2]!.process.output().split('\n').filter((l) => ref && l.includes(`"reqId":"${ref}"`) && l.includes('"level":50'));
+            expect(`${problem}\n${log.join('\n').slice(0, 3000)}`).toBe('');
+          }
+          expect(problem).toBe('');
         });
       }),
       { seed, numRuns: RUNS, endOnFailure: true },

@@ -7,6 +7,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import { CARD_WEBHOOK_SECRET, cardDriver } from '../helpers/providers/card-driver.js';
 import { createProduct, uniqueRef } from '../helpers/store.js';
 import type { TestApp } from '../helpers/app.js';
+import { pollUntil } from '../helpers/processes.js';
 import { call, memberWithKey, S3_BUCKET, setSettings, sleep, startCluster, type Cluster, type Node } from './harness.js';
 
 // Two stateless nodes behind an imaginary load balancer (DESIGN 2): what one node does, the other must see.
@@ -90,14 +91,15 @@ describe('two nodes on one PostgreSQL, Redis and S3 store', () => {
       await pgClient.query('begin');
       await pgClient.query('select 1 from usr_users where usr_user_id = $1 for update', [m.userId]);
       const onA = call(A, 'POST', '/api/v1/action/account_edit', { headers, body });
-      let whileExecuting: Awaited<ReturnType<typeof call>> | undefined;
-      for (let i = 0; i < 100; i++) {
-        await sleep(50);
-        whileExecuting = await call(B, 'POST', '/api/v1/action/account_edit', { headers, body });
-        if (whileExecuting.status === 409) break;
-      }
-      expect(whileExecuting!.status).toBe(409);
-      expect(whileExecuting!.json.errortype).toBeTypeOf('string');
+      // Node A's claim is committed before its action runs (and waits on the held row).
+      const claimed = await pollUntil(async () => {
+        const row = await c.control.db.selectFrom('aik_api_idempotency_keys').select('aik_state').where('aik_scope', '=', `key:${m.keyId}`).executeTakeFirst();
+        return row?.aik_state === 'executing' ? row : undefined;
+      }, 10_000);
+      expect(claimed?.aik_state).toBe('executing');
+      const whileExecuting = await call(B, 'POST', '/api/v1/action/account_edit', { headers, body });
+      expect(whileExecuting.status).toBe(409);
+      expect(whileExecuting.json.errortype).toBeTypeOf('string');
       await pgClient.query('commit');
       const first = await onA;
       expect(first.status, first.text).toBe(200);
