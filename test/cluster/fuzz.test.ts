@@ -6,7 +6,7 @@ import { call, memberWithKey, setSettings, startCluster, type Cluster, type Node
 
 // At least 10,000 random requests over real HTTP to two server processes on PostgreSQL, Redis and S3;
 // the 1,000-request run through app.inject is test/api/fuzz.test.ts.
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1250);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1350);
 const BATCH = 8;
 
 function send(node: Node, req: FuzzRequest): Promise<FuzzResponse | null> {
@@ -43,7 +43,7 @@ describe('fuzzing two server processes', () => {
   });
   afterAll(async () => c?.close());
 
-  it(`answers ${RUNS * BATCH} random requests without a 5xx or a leak, with the envelope on /api/v1/, both nodes alive`, async () => {
+  it(`answers ${RUNS * BATCH} random requests (at least 10,000 sendable) without a 5xx or a leak, with the envelope on /api/v1/, both nodes alive`, async () => {
     const seed = fuzzSeed('fuzz (two server processes)');
     let sent = 0;
     let unsendable = 0;
@@ -83,7 +83,7 @@ describe('fuzzing two server processes', () => {
     const closedTwice = unparsable.filter((u) => u.includes('HPE_CLOSED_CONNECTION'));
     console.log(`answers the client could not parse: ${unparsable.length} (${closedTwice.length} a second answer after Connection: close)${unparsable[0] ? `; first: ${unparsable[0].slice(0, 200)}` : ''}`);
     expect(unparsable.filter((u) => !u.includes('HPE_CLOSED_CONNECTION'))).toEqual([]);
-    expect(sent).toBeGreaterThanOrEqual(10_000 * 0.95);
+    if (!process.env.FUZZ_RUNS) expect(sent).toBeGreaterThanOrEqual(10_000);
     for (const node of c.nodes) {
       expect(node.process.child.exitCode).toBeNull();
       expect((await call(node, 'GET', '/api/v1/auth/session', { headers: principals[0] })).status).toBe(200);
