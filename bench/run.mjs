@@ -307,6 +307,9 @@ async function main() {
   console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'latest.json'))}`);
 }
 
+// `npm run bench -- --soak`: the soak run instead (bench/soak.mjs).
+if (process.argv.includes('--soak')) process.exit(await (await import('./soak.mjs')).runSoak());
+
 let status = 0;
 try {
   await main();

@@ -3,6 +3,7 @@ import type { DB } from '../db/types.js';
 import type { Principal } from '../http/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
+import { validationError } from '../http/errors.js';
 
 /** An executing claim older than this is taken to belong to a crashed request and may be taken over. */
 export const EXECUTING_TIMEOUT_MS = 5 * 60_000;
@@ -21,14 +22,20 @@ export function idempotencyScope(principal: Principal | null): string | null {
   return null;
 }
 
+/** Deeper bodies are refused (400) rather than fingerprinted: recursion that deep would overflow the stack. */
+export const MAX_BODY_DEPTH = 100;
+
 /** JSON with object keys sorted at every level, so equal bodies hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_BODY_DEPTH && value !== null && typeof value === 'object') {
+    throw validationError({ body: `must not be nested more than ${MAX_BODY_DEPTH} levels deep` });
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

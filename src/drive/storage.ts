@@ -1,12 +1,15 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { openBlobStore, type BlobStore } from './blobs/index.js';
+import { S3PartStaging, type PartStaging } from './uploads/staging.js';
 
 /** Where Drive keeps bytes: the blob store, and the local directory of pending uploads' part files. */
 export interface DriveStorage {
   blobs: BlobStore;
   /** DATA_DIR/uploads: one part file per pending upload, named by fup_part_name. */
   uploadsDir: string;
+  /** With a shared blob store (s3): chunks staged there, so any node can take the next chunk or complete. */
+  staging: PartStaging | null;
 }
 
 const opened = new WeakMap<Config, DriveStorage>();
@@ -15,7 +18,11 @@ const opened = new WeakMap<Config, DriveStorage>();
 export function driveStorageFor(config: Config): DriveStorage {
   let storage = opened.get(config);
   if (!storage) {
-    storage = { blobs: openBlobStore(config.blobStore, config.dataDir), uploadsDir: path.join(config.dataDir, 'uploads') };
+    storage = {
+      blobs: openBlobStore(config.blobStore, config.dataDir),
+      uploadsDir: path.join(config.dataDir, 'uploads'),
+      staging: config.blobStore.driver === 's3' ? new S3PartStaging(config.blobStore) : null,
+    };
     opened.set(config, storage);
   }
   return storage;

@@ -135,6 +135,17 @@ function httpsOptions(services: Services): { key: Buffer; cert: Buffer } | undef
   return { cert: readFileSync(tlsCertFile), key: readFileSync(tlsKeyFile) };
 }
 
+/** A request the router could not take apart (FST_ERR_BAD_URL and the like): 400, in the envelope on the API. */
+function malformedUrlHandler(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(SECURITY_HEADERS).code(400);
+  const path = request.raw.url ?? '';
+  if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`) || path.startsWith(`${API_PREFIX}?`)) {
+    void reply.type('application/json; charset=utf-8').send(JSON.stringify(failure(new ApiError(400, 'TransactionError', 'Malformed request URL'))));
+  } else {
+    void reply.type('text/plain; charset=utf-8').send('Bad request: malformed URL');
+  }
+}
+
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const https = httpsOptions(services);
   const trustProxy = services.config.trustProxy.length > 0 ? services.config.trustProxy : false;
@@ -151,6 +162,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     requestIdHeader: false,
     // Requests Node's HTTP parser refuses before Fastify sees them (431, 400) are answered in the envelope.
     clientErrorHandler: clientErrorHandler(API_PREFIX),
+    // Requests Fastify's router refuses (a URL whose percent-escapes do not decode): the envelope too.
+    frameworkErrors: malformedUrlHandler,
   });
 
   app.decorateRequest('startedAt', 0);

@@ -18,7 +18,7 @@ export function purgeDriveUploadsTask(config: Config): TaskDefinition {
     description: 'Delete Drive uploads idle for 24 hours, with their partial bytes',
     intervalSeconds: 3600,
     async run({ db, clock }) {
-      const { uploadsDir } = driveStorageFor(config);
+      const { uploadsDir, staging } = driveStorageFor(config);
       const cutoff = new Date(clock.nowMs() - UPLOAD_IDLE_SECONDS * 1000);
       let uploads = 0;
       for (;;) {
@@ -26,6 +26,7 @@ export function purgeDriveUploadsTask(config: Config): TaskDefinition {
         for (const u of idle) {
           await deleteUpload(db, u.id);
           await removePart(partPath(uploadsDir, u.partName));
+          await staging?.remove(u.partName);
         }
         uploads += idle.length;
         if (idle.length < BATCH) break;

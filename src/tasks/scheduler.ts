@@ -56,6 +56,19 @@ export async function lastRun(db: Kysely<DB>, name: string): Promise<LastRun | n
   return row?.tsk_last_start_time ? { start: row.tsk_last_start_time, outcome: row.tsk_last_outcome ?? 'error' } : null;
 }
 
+/**
+ * A timer-woken task without a period runs only when its last recorded run (on any node) started at least
+ * this share of its interval ago. Every node wakes every task on its own timer, offset by when the node
+ * started; without this check each node would run the task once per interval. The slack keeps one node's
+ * own timer, which fires a hair less than an interval after its recorded start, from skipping a turn.
+ */
+export const TIMER_DUE_SHARE = 0.9;
+
+/** Whether a task woken by its timer is due, by its last recorded run on any node. */
+export function dueByInterval(intervalSeconds: number, last: LastRun | null, now: Date): boolean {
+  return !last || now.getTime() - last.start.getTime() >= intervalSeconds * 1000 * TIMER_DUE_SHARE;
+}
+
 /** A stable 32-bit key per task name for pg_try_advisory_lock. */
 function lockKey(name: string): number {
   let h = 0x811c9dc5;
@@ -81,7 +94,8 @@ export class Scheduler {
     return this.tasks.find((t) => t.name === name);
   }
 
-  async runOne(task: TaskDefinition): Promise<TaskOutcome> {
+  /** Runs the task under its lock; `woken` (the timer's call) also skips a task another node ran this interval. */
+  async runOne(task: TaskDefinition, opts: { woken?: boolean } = {}): Promise<TaskOutcome> {
     return this.db.connection().execute(async (conn) => {
       const key = lockKey(task.name);
       const got = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(conn);
@@ -91,6 +105,11 @@ export class Scheduler {
           const now = this.clock.now();
           const due = nextDueTime(task.periodSeconds(), await lastRun(conn, task.name), now);
           if (due === null || due > now) return { task: task.name, skipped: 'not_due' as const, next_due_time: due && formatTimestamp(due) };
+        } else if (opts.woken) {
+          const last = await lastRun(conn, task.name);
+          if (!dueByInterval(task.intervalSeconds, last, this.clock.now())) {
+            return { task: task.name, skipped: 'not_due' as const, next_due_time: formatTimestamp(new Date(last!.start.getTime() + task.intervalSeconds * 1000)) };
+          }
         }
         const started = this.clock.now();
         try {
@@ -143,7 +162,7 @@ export class Scheduler {
   start(): void {
     for (const task of this.tasks) {
       const timer = setInterval(() => {
-        const p = this.runOne(task).catch(() => undefined);
+        const p = this.runOne(task, { woken: true }).catch(() => undefined);
         this.running.add(p);
         void p.finally(() => this.running.delete(p));
       }, task.intervalSeconds * 1000);

@@ -112,6 +112,16 @@ function post(name: string, payload: unknown, key: string | null, headers: Recor
 const records = () => t.services.db.selectFrom('aik_api_idempotency_keys').selectAll().execute();
 
 describe('Idempotency-Key on POST /action/*', () => {
+  it('refuses a body nested deeper than 100 levels with a 422 instead of overflowing the stack into a 500 (found by the fuzzer)', async () => {
+    const deep = '{"a":'.repeat(3000) + '1' + '}'.repeat(3000);
+    const res = await post('idem_counter', deep, freshKey());
+    expect(res.statusCode).toBe(422);
+    expect(res.json).toMatchObject({ errortype: 'ValidationError', validation_errors: { body: 'must not be nested more than 100 levels deep' } });
+    expect(runs.counter).toBe(0);
+    const shallower = await post('idem_counter', '{"a":'.repeat(50) + '1' + '}'.repeat(50), freshKey());
+    expect(shallower.json.validation_errors?.body).toBeUndefined();
+  });
+
   it('replays the stored response, byte for byte, without running the logic again', async () => {
     const key = freshKey();
     const first = await post('idem_counter', { amount: 3 }, key);

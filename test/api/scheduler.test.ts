@@ -142,4 +142,22 @@ describe('scheduler', () => {
     expect(await other.runNow('flaky_task')).toEqual([{ task: 'flaky_task', result: { ok: true } }]);
     expect(await runRow('flaky_task')).toMatchObject({ tsk_last_outcome: 'success', tsk_last_error: null, tsk_last_result: { ok: true }, tsk_run_count: 2 });
   });
+  it('a task woken by its timer runs once per interval across nodes: a node woken later in the same interval skips it', async () => {
+    let runs = 0;
+    const task: TaskDefinition = { name: 'interval_task', description: 'counts', intervalSeconds: 60, run: async () => ({ runs: ++runs }) };
+    const nodeA = new Scheduler(t.services.db, t.clock, [task]);
+    const nodeB = new Scheduler(otherNode?.db ?? t.services.db, t.clock, [task]);
+    expect(await nodeA.runOne(task, { woken: true })).toEqual({ task: 'interval_task', result: { runs: 1 } });
+    // Node B started 20 s after node A: its timer wakes the task 20 s into A's interval.
+    t.clock.advanceSeconds(20);
+    expect(await nodeB.runOne(task, { woken: true })).toMatchObject({ task: 'interval_task', skipped: 'not_due' });
+    // A's next wake-up, a whisker under an interval after its recorded start, runs it again.
+    t.clock.advance(40_000 - 5);
+    expect(await nodeA.runOne(task, { woken: true })).toEqual({ task: 'interval_task', result: { runs: 2 } });
+    t.clock.advanceSeconds(20);
+    expect(await nodeB.runOne(task, { woken: true })).toMatchObject({ task: 'interval_task', skipped: 'not_due' });
+    // A run asked for by name (the CLI's task run) is never skipped for that.
+    expect(await nodeB.runNow('interval_task')).toEqual([{ task: 'interval_task', result: { runs: 3 } }]);
+    expect(await runRow('interval_task')).toMatchObject({ tsk_run_count: 3 });
+  });
 });

@@ -61,8 +61,10 @@ export default defineAction({
     if (isUploadExpired(upload, now)) throw uploadRefusal('upload_expired', 'The upload has expired; start a new one');
     const purpose = uploadPurpose(upload.purpose);
     if (!purpose) throw uploadRefusal('not_found', `Uploads for ${upload.purpose} are no longer accepted`);
-    const { blobs, uploadsDir } = activeDriveStorage();
+    const { blobs, uploadsDir, staging } = activeDriveStorage();
     const file = partPath(uploadsDir, upload.partName);
+    // Chunks received by other nodes come from the shared staging.
+    if (staging) await staging.restore(upload.partName, file, await partSize(file), upload.receivedBytes);
     const sha256 = await verifiedSha256(upload, file);
     const sizeBytes = upload.expectedBytes;
 
@@ -85,6 +87,7 @@ export default defineAction({
     await deleteUpload(db, upload.id);
     // Last: should the transaction still fail, the purge task removes the row and the file anyway.
     await removePart(file).catch(() => {});
+    await staging?.remove(upload.partName).catch(() => {});
     return { data, message: 'Upload complete.' };
   },
 });

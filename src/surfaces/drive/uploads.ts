@@ -82,7 +82,12 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
       const file = partPath(storage.uploadsDir, upload.partName);
       let received = held.receivedBytes;
       // Bytes recorded but not on disk (a crash before the page cache reached it): resume from the disk.
-      const onDisk = await partSize(file);
+      let onDisk = await partSize(file);
+      // Chunks another node received: fetched from the shared staging.
+      if (onDisk < received && storage.staging) {
+        onDisk = await storage.staging.restore(upload.partName, file, onDisk, received);
+        hashes.forget(upload.id);
+      }
       if (onDisk < received) {
         await lowerReceived(db, upload.id, held.lease, onDisk);
         hashes.forget(upload.id);
@@ -99,6 +104,7 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
         if (e.failure === 'stalled') throw transactionError('The chunk took too long and was discarded; send it again', 408, { received_bytes: received });
         throw validationError({ body: `must be exactly the ${range.length} bytes the Content-Range names` }, 'The chunk was discarded; send it again');
       }
+      await storage.staging?.stage(upload.partName, file, range.start, range.length);
       const total = range.end + 1;
       const sha256 = total === upload.expectedBytes ? hash.copy().digest('hex') : null;
       const at = clock.now();
