@@ -1,86 +1,30 @@
-import { createServer } from 'node:net';
-import path from 'node:path';
-import type { Browser, CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { SCREENSHOT_DIR, describeBrowser, launchBrowser } from '../helpers/browser.js';
-
-/** A free loopback port: BASE_URL (the relying party) must name it before the app starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Chromium's virtual authenticator: a platform authenticator with resident keys, user verification and PRF. */
-async function addAuthenticator(cdp: CDPSession): Promise<string> {
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      hasPrf: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return authenticatorId;
-}
+import { expect, it } from 'vitest';
+import { describeBrowser } from '../helpers/browser.js';
+import { addAuthenticator, screenshotsWithoutOverflow, useWebAuthnBrowserServer } from '../helpers/webauthn-browser.js';
 
 describeBrowser('browser: passkeys with a virtual authenticator', () => {
-  // WebAuthn needs a domain for its relying-party id (never an IP address): the site is http://localhost.
-  let t: TestApp;
-  let base: string;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ start: new Date(), config: { baseUrl: base } });
-    await t.app.listen({ host: '127.0.0.1', port });
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
-
-  async function screenshots(page: Page, name: string) {
-    for (const [width, height] of [[1280, 800], [390, 844]] as const) {
-      await page.setViewportSize({ width, height });
-      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${width}.png`), fullPage: true });
-      const overflow = await page.evaluate(() => {
-        const root = (globalThis as any).document.documentElement;
-        return (root.scrollWidth as number) - (root.clientWidth as number);
-      });
-      expect([name, width, overflow]).toEqual([name, width, 0]);
-    }
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
+  const fx = useWebAuthnBrowserServer();
 
   const passkeyRows = (userId: number) =>
-    t.database.db.selectFrom('pky_passkeys').select(['pky_passkey_id', 'pky_label', 'pky_prf_capable', 'pky_last_used_time', 'pky_delete_time']).where('pky_usr_user_id', '=', userId).orderBy('pky_passkey_id').execute();
+    fx.t.database.db.selectFrom('pky_passkeys').select(['pky_passkey_id', 'pky_label', 'pky_prf_capable', 'pky_last_used_time', 'pky_delete_time']).where('pky_usr_user_id', '=', userId).orderBy('pky_passkey_id').execute();
 
   it('enrolls with the password, signs in with the passkey, steps up to enroll a second, renames and revokes', async () => {
-    const { userId, email, password } = await t.createUser({ firstName: 'Ada', lastName: 'Lovelace' });
-    const context = await browser.newContext();
+    const { userId, email, password } = await fx.t.createUser({ firstName: 'Ada', lastName: 'Lovelace' });
+    const context = await fx.browser.newContext();
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     const first = await addAuthenticator(cdp);
 
     // Password sign-in, then the security page: no passkeys yet.
-    await page.goto(`${base}/login?next=/profile/security`);
+    await page.goto(`${fx.base}/login?next=/profile/security`);
     await page.locator('#passkey-signin-button').waitFor({ state: 'visible' });
-    await screenshots(page, 'passkeys-login');
+    await screenshotsWithoutOverflow(page, 'passkeys-login');
     await page.fill('#email', email);
     await page.fill('#password', password);
-    await Promise.all([page.waitForURL(`${base}/profile/security`), page.click('form[action="/login"] button[type=submit]')]);
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security`), page.click('form[action="/login"] button[type=submit]')]);
     await page.locator('#no-passkeys').waitFor();
-    await screenshots(page, 'passkeys-security-empty');
+    await screenshotsWithoutOverflow(page, 'passkeys-security-empty');
 
     // The first passkey needs the password: a wrong one is refused at the field.
     await page.fill('#current_password', 'not-my-password');
@@ -88,7 +32,7 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
     await expect.poll(() => page.locator('#current_password-error').textContent()).toBe('Current password is incorrect.');
     await page.fill('#current_password', password);
     await page.fill('#passkey_label', 'Laptop');
-    await Promise.all([page.waitForURL(`${base}/profile/security?done=added`), page.click('#add-passkey-button')]);
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security?done=added`), page.click('#add-passkey-button')]);
     await expect.poll(async () => (await page.locator('#passkeys tbody tr').count())).toBe(1);
     const firstRow = page.locator('#passkeys tbody tr').first();
     expect(await firstRow.locator('.passkey-label').textContent()).toBe('Laptop');
@@ -102,9 +46,9 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
 
     // Sign out, then sign in with the passkey alone and land where we were going.
     await Promise.all([page.waitForURL(/\/login$/), page.click('header button[type=submit]')]);
-    await page.goto(`${base}/login?next=/profile/security`);
+    await page.goto(`${fx.base}/login?next=/profile/security`);
     const before = (await context.cookies()).find((c) => c.name === 'gatehouse_session')?.value;
-    await Promise.all([page.waitForURL(`${base}/profile/security`), page.click('#passkey-signin-button')]);
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security`), page.click('#passkey-signin-button')]);
     const after = (await context.cookies()).find((c) => c.name === 'gatehouse_session')?.value;
     expect(after).toBeTruthy();
     expect(after).not.toBe(before);
@@ -131,9 +75,9 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
       await route.continue();
     });
     await page.fill('#passkey_label', 'Phone');
-    await Promise.all([page.waitForURL(`${base}/profile/security?done=added`), page.click('#add-passkey-button')]);
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security?done=added`), page.click('#add-passkey-button')]);
     expect(steppedUp).toBe(true);
-    await screenshots(page, 'passkeys-security');
+    await screenshotsWithoutOverflow(page, 'passkeys-security');
     expect(await page.locator('#passkeys tbody .passkey-label').allTextContents()).toEqual(['Laptop', 'Phone']);
     expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId: second })).credentials).toHaveLength(1);
 
@@ -141,8 +85,8 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
     const phoneRow = page.locator('#passkeys tbody tr').nth(1);
     await phoneRow.locator('[data-rename]').click();
     await phoneRow.locator('.rename-form input').fill('Work phone');
-    await screenshots(page, 'passkeys-security-rename');
-    await Promise.all([page.waitForURL(`${base}/profile/security?done=renamed`), phoneRow.locator('.rename-form button[type=submit]').click()]);
+    await screenshotsWithoutOverflow(page, 'passkeys-security-rename');
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security?done=renamed`), phoneRow.locator('.rename-form button[type=submit]').click()]);
     expect(await page.locator('#passkeys tbody .passkey-label').allTextContents()).toEqual(['Laptop', 'Work phone']);
     expect(await page.locator('#passkey-done').textContent()).toBe('Passkey renamed.');
 
@@ -153,14 +97,14 @@ describeBrowser('browser: passkeys with a virtual authenticator', () => {
     await page.click('#remove-confirm-no');
     expect(await page.locator('#remove-confirm').isHidden()).toBe(true);
     await laptopRow.locator('[data-remove]').click();
-    await Promise.all([page.waitForURL(`${base}/profile/security?done=removed`), page.click('#remove-confirm-yes')]);
+    await Promise.all([page.waitForURL(`${fx.base}/profile/security?done=removed`), page.click('#remove-confirm-yes')]);
     expect(await page.locator('#passkeys tbody .passkey-label').allTextContents()).toEqual(['Work phone']);
     rows = await passkeyRows(userId);
     expect(rows.map((r) => [r.pky_label, r.pky_delete_time !== null])).toEqual([['Laptop', true], ['Work phone', false]]);
 
     // The remaining passkey still signs in.
     await Promise.all([page.waitForURL(/\/login$/), page.click('header button[type=submit]')]);
-    await Promise.all([page.waitForURL(`${base}/`), page.click('#passkey-signin-button')]);
+    await Promise.all([page.waitForURL(`${fx.base}/`), page.click('#passkey-signin-button')]);
     expect(await page.locator('main').textContent()).toContain(email);
     await context.close();
   });

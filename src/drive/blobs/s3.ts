@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -24,6 +24,17 @@ function isNotFound(e: unknown): boolean {
   return e instanceof S3ServiceException && (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata.httpStatusCode === 404);
 }
 
+/** A client for the configured bucket's service; `extra` adds client settings (the part staging's checksum mode). */
+export function s3ClientFor(opts: S3BlobStoreOptions, extra: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    region: opts.region,
+    forcePathStyle: opts.forcePathStyle,
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(opts.accessKeyId && opts.secretAccessKey ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } } : {}),
+    ...extra,
+  });
+}
+
 /**
  * Blobs in an S3 bucket, `blobs/ab/cd/<sha256>`, so several nodes share one store. Large blobs go up as
  * multipart uploads (lib-storage's Upload); a stream that turns out short, long or of other content
@@ -36,14 +47,7 @@ export class S3BlobStore implements BlobStore {
 
   constructor(opts: S3BlobStoreOptions) {
     this.bucket = opts.bucket;
-    this.client = new S3Client({
-      region: opts.region,
-      forcePathStyle: opts.forcePathStyle,
-      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-      ...(opts.accessKeyId && opts.secretAccessKey
-        ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } }
-        : {}),
-    });
+    this.client = s3ClientFor(opts);
   }
 
   private keyOf(sha256: string): string {

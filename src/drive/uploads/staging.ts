@@ -1,10 +1,10 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { S3BlobStoreOptions } from '../blobs/s3.js';
+import { s3ClientFor, type S3BlobStoreOptions } from '../blobs/s3.js';
 
 /**
  * A pending upload's chunks where every node can read them. Part files live on one node's disk; behind a
@@ -32,15 +32,9 @@ export class S3PartStaging implements PartStaging {
 
   constructor(opts: S3BlobStoreOptions) {
     this.bucket = opts.bucket;
-    this.client = new S3Client({
-      region: opts.region,
-      forcePathStyle: opts.forcePathStyle,
-      // A streamed body with a checksum trailer goes as aws-chunked framing, which not every
-      // S3-compatible service understands; the object's length is given and checked instead.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-      ...(opts.accessKeyId && opts.secretAccessKey ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } } : {}),
-    });
+    // A streamed body with a checksum trailer goes as aws-chunked framing, which not every
+    // S3-compatible service understands; the object's length is given and checked instead.
+    this.client = s3ClientFor(opts, { requestChecksumCalculation: 'WHEN_REQUIRED' });
   }
 
   private prefix(partName: string): string {
