@@ -1084,6 +1084,346 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/vault_add_passkey_options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin adding another PRF-capable passkey as a vault unlocker; the vault must be unlocked
+         * @description Begin adding another PRF-capable passkey as a vault unlocker; the vault must be unlocked
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_add_passkey_options"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_add_passkey_verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete adding a passkey as a vault unlocker
+         * @description Complete adding a passkey as a vault unlocker
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_add_passkey_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep the open window alive; returns {alive: false} once no window is open
+         * @description Keep the open window alive; returns {alive: false} once no window is open
+         */
+        post: operations["action_vault_heartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock the vault for this session
+         * @description Lock the vault for this session
+         */
+        post: operations["action_vault_lock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_passphrase_enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enroll or replace the vault passphrase; needs step-up and an unlocked vault
+         * @description Enroll or replace the vault passphrase; needs step-up and an unlocked vault
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_passphrase_enroll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_passphrase_remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the vault passphrase; needs a recent step-up
+         * @description Remove the vault passphrase; needs a recent step-up
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_passphrase_remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_regenerate_codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace all recovery codes; needs step-up and an unlocked vault
+         * @description Replace all recovery codes; needs step-up and an unlocked vault
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_regenerate_codes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_rotate_options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin vault key rotation
+         * @description Begin vault key rotation
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_rotate_options"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_rotate_verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete rotation: fresh keypair, re-seal, recovery codes replaced
+         * @description Complete rotation: fresh keypair, re-seal, recovery codes replaced
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_rotate_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_setup_options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin vault setup (needs the account password)
+         * @description Begin vault setup (needs the account password)
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_setup_options"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_setup_verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete vault setup: keypair, recovery codes, optional passphrase, open window
+         * @description Complete vault setup: keypair, recovery codes, optional passphrase, open window
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_setup_verify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report vault setup/unlock status and unlockers
+         * @description Report vault setup/unlock status and unlockers
+         */
+        post: operations["action_vault_status"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_unlock_options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin unlocking the vault with a passkey
+         * @description Begin unlocking the vault with a passkey
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_vault_unlock_options"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_unlock_passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete unlocking the vault with a passkey
+         * @description Complete unlocking the vault with a passkey
+         */
+        post: operations["action_vault_unlock_passkey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_unlock_passphrase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unlock the vault with the enrolled passphrase (and the account password)
+         * @description Unlock the vault with the enrolled passphrase (and the account password)
+         */
+        post: operations["action_vault_unlock_passphrase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/vault_unlock_recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unlock the vault with a one-time recovery code (and the account password)
+         * @description Unlock the vault with a one-time recovery code (and the account password)
+         */
+        post: operations["action_vault_unlock_recovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/actions": {
         parameters: {
             query?: never;
@@ -4610,6 +4950,121 @@ export interface components {
             usr_profile_visibility?: "public" | "members_only" | "private";
             usr_timezone?: string;
         };
+        vault_add_passkey_options_input: {
+            [key: string]: unknown;
+        };
+        vault_add_passkey_verify_input: {
+            authenticatorAttachment?: string | null;
+            clientExtensionResults?: Record<string, never> | null;
+            id: string;
+            prf_output: string;
+            rawId: string;
+            response: Record<string, never>;
+            /** @enum {string} */
+            type: "public-key";
+        } & {
+            [key: string]: unknown;
+        };
+        vault_heartbeat_input: {
+            [key: string]: unknown;
+        };
+        vault_lock_input: {
+            [key: string]: unknown;
+        };
+        vault_passphrase_enroll_input: {
+            /** Format: password */
+            passphrase: string;
+            /** Format: password */
+            password?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_passphrase_remove_input: {
+            /** Format: password */
+            password?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_regenerate_codes_input: {
+            /** Format: password */
+            password?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_rotate_options_input: {
+            [key: string]: unknown;
+        };
+        vault_rotate_verify_input: {
+            authenticatorAttachment?: string | null;
+            clientExtensionResults?: Record<string, never> | null;
+            id?: string | null;
+            /** Format: password */
+            passphrase?: string | null;
+            /** Format: password */
+            password?: string | null;
+            prf_output?: string | null;
+            rawId?: string | null;
+            response?: Record<string, never> | null;
+            /** @enum {string|null} */
+            type?: "public-key" | null;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_setup_options_input: {
+            /** Format: password */
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_setup_verify_input: {
+            acknowledge_loss: boolean;
+            authenticatorAttachment?: string | null;
+            clientExtensionResults?: Record<string, never> | null;
+            id?: string | null;
+            /** Format: password */
+            passphrase?: string | null;
+            prf_output?: string | null;
+            rawId?: string | null;
+            response?: Record<string, never> | null;
+            /** @enum {string|null} */
+            type?: "public-key" | null;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_status_input: {
+            [key: string]: unknown;
+        };
+        vault_unlock_options_input: {
+            [key: string]: unknown;
+        };
+        vault_unlock_passkey_input: {
+            authenticatorAttachment?: string | null;
+            clientExtensionResults?: Record<string, never> | null;
+            id: string;
+            prf_output: string;
+            rawId: string;
+            response: Record<string, never>;
+            /** @enum {string} */
+            type: "public-key";
+        } & {
+            [key: string]: unknown;
+        };
+        vault_unlock_passphrase_input: {
+            /** Format: password */
+            passphrase: string;
+            /** Format: password */
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
+        vault_unlock_recovery_input: {
+            /** Format: password */
+            code: string;
+            /** Format: password */
+            password: string;
+        } & {
+            [key: string]: unknown;
+        };
         Video: {
             /** @description derived field */
             tier_access: unknown;
@@ -7129,6 +7584,758 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["survey_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["survey_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_add_passkey_options: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_add_passkey_options_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_add_passkey_options_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_add_passkey_verify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_add_passkey_verify_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_add_passkey_verify_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_heartbeat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_heartbeat_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_heartbeat_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_lock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_lock_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_lock_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_passphrase_enroll: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_passphrase_enroll_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_passphrase_enroll_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_passphrase_remove: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_passphrase_remove_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_passphrase_remove_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_regenerate_codes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_regenerate_codes_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_regenerate_codes_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_rotate_options: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_rotate_options_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_rotate_options_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_rotate_verify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_rotate_verify_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_rotate_verify_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_setup_options: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_setup_options_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_setup_options_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_setup_verify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_setup_verify_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_setup_verify_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_status: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_status_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_status_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_unlock_options: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["vault_unlock_options_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_unlock_options_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_unlock_passkey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_unlock_passkey_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_unlock_passkey_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_unlock_passphrase: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_unlock_passphrase_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_unlock_passphrase_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_vault_unlock_recovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["vault_unlock_recovery_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["vault_unlock_recovery_input"];
             };
         };
         responses: {
