@@ -74,6 +74,8 @@ describeBrowser('browser: the sealed vault on the security page', () => {
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_lock', {}));
     await page.clock.runFor(25_000);
     await expect.poll(() => beats.length).toBe(2);
+    // The beacon stops once that beat's answer ({alive: false}) is in; the fake clock must not run ahead of it.
+    await expect.poll(() => page.evaluate(() => (globalThis as any).sessionStorage.getItem('gatehouse-vault-open'))).toBeNull();
     await page.clock.runFor(120_000);
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_status', {}));
     expect(beats).toHaveLength(2);
