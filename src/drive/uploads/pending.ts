@@ -65,17 +65,8 @@ export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdat
   };
 }
 
-export interface NewUpload {
-  purpose: string;
-  userId: number;
-  name: string | null;
-  mimeType: string | null;
-  folderId: number | null;
-  fileId: number | null;
-  expectedBytes: number;
-  expectedSha256: string | null;
-  now: Date;
-}
+/** What init fixes about an upload; the rest of a PendingUpload is the server's. */
+export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mimeType' | 'folderId' | 'fileId' | 'expectedBytes' | 'expectedSha256'> & { now: Date };
 
 /** Opens an upload; returns its token (shown once) and when it expires if left idle. */
 export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ token: string; expiresTime: Date }> {
