@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db/database.js';
 import type { DB } from '../../src/db/types.js';
 import { randomHex } from '../../src/lib/crypto.js';
 import { onPostgres } from '../helpers/database.js';
-import { freePort, programEnv, runGatehouse, scratchPostgres, startServerProcess, tempDataDir, type CliResult, type ServerProcess } from '../helpers/processes.js';
+import { connectToServerSocket, freePort, programEnv, runGatehouse, scratchPostgres, startServerProcess, tempDataDir, type CliResult, type ServerProcess } from '../helpers/processes.js';
 
 type Query = (text: string) => Promise<Array<Record<string, unknown>>>;
 
@@ -32,8 +32,7 @@ const viaClient = (client: pg.Client): Query => async (text) => (await client.qu
 const viaKysely = (db: Kysely<DB>): Query => async (text) => (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
 
 async function withClient<T>(config: pg.ClientConfig, fn: (q: Query) => Promise<T>): Promise<T> {
-  const client = new pg.Client(config);
-  await client.connect();
+  const client = await connectToServerSocket(config);
   try {
     return await fn(viaClient(client));
   } finally {

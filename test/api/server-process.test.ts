@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { onPostgres } from '../helpers/database.js';
 import {
+  connectToServerSocket,
   freePort,
   pollUntil,
   programEnv,
@@ -111,8 +112,7 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   it.skipIf(onPostgres)("keeps a socket client's transaction apart from the server's own writes", async () => {
-    const client = new pg.Client({ host: dataDir, user: 'postgres', database: 'postgres' });
-    await client.connect();
+    const client = await connectToServerSocket({ host: dataDir, user: 'postgres', database: 'postgres' });
     try {
       await client.query('begin');
       await client.query('update usr_users set usr_first_name = $1 where usr_user_id = $2', ['Rolled', admin.user_id]);
@@ -139,9 +139,7 @@ describe(`the server process (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('exits 0 on SIGTERM and releases the data directory, even with a socket client inside a transaction', async () => {
     let client: pg.Client | undefined;
     if (!onPostgres) {
-      client = new pg.Client({ host: dataDir, user: 'postgres', database: 'postgres' });
-      client.on('error', () => {});
-      await client.connect();
+      client = await connectToServerSocket({ host: dataDir, user: 'postgres', database: 'postgres' });
       await client.query('begin');
       await client.query('update usr_users set usr_first_name = $1 where usr_user_id = $2', ['Abandoned', admin.user_id]);
     }

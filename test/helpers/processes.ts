@@ -158,3 +158,23 @@ export async function pollUntil<T>(fn: () => Promise<T | undefined>, timeoutMs: 
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * The server's socket takes one client at a time and refuses a second (the CLI retries the same way): a
+ * client arriving while the previous one's close is still on its way is refused, so connect is retried.
+ */
+export async function connectToServerSocket(config: pg.ClientConfig): Promise<pg.Client> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const client = new pg.Client(config);
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return client;
+    } catch (e) {
+      await client.end().catch(() => {});
+      if (Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
