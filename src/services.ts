@@ -12,6 +12,8 @@ import { Plugins } from './plugins/registry.js';
 import { Settings } from './settings/store.js';
 import { Scheduler } from './tasks/scheduler.js';
 import { allTasks } from './tasks/index.js';
+import { activeOnly, pluginModules } from './plugins/modules.js';
+import { pluginTasks } from './plugins/tasks.js';
 import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
@@ -19,7 +21,7 @@ import { StoreSystem } from './store/index.js';
 import { KeyRowCache } from './http/auth/key-row-cache.js';
 import type { KeyRow } from './http/auth/authenticate.js';
 import { PRINCIPAL_CHANGES } from './db/change-feed.js';
-import { VaultWindows } from './accounts/vault/window.js';
+import { VaultWindows, registerProtectionLevelSource } from './accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from './accounts/vault/window-store.js';
 
 export interface RateLimitBuckets {
@@ -75,6 +77,8 @@ export interface ServiceOptions {
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
+  // First: a plugin's settings, models and actions join the registries before anything reads them.
+  const plugged = await pluginModules();
   const db = opts.database.db;
   // Invalid tier feature definitions stop the start here, with a message naming the file and key.
   const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
@@ -97,7 +101,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const webSessions = new WebSessions(db, clock, settings);
   const requestLog = new RequestLog((table, columns, text) => opts.database.copyRows(table, columns, text));
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
-  const scheduler = new Scheduler(db, clock, allTasks(partial));
+  const scheduler = new Scheduler(db, clock, [...allTasks(partial), ...pluginTasks(plugged, { ...partial, tiers })]);
+  const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
   const keyRows = new KeyRowCache<KeyRow>();
   const changes = opts.keyRowCache === false ? undefined : opts.database.changes;
   const forgetOnWrite = changes?.onLocalWrite(() => keyRows.invalidate());
@@ -114,6 +119,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     vaultWindows: new VaultWindows(vaultWindowStore, clock),
     async close() {
       if (refresh) clearInterval(refresh);
+      for (const forget of forgetLevels) forget();
       forgetOnWrite?.();
       await principalFeed?.stop();
       await scheduler.stop();
