@@ -72,7 +72,7 @@ function isBadInput(e: unknown): boolean {
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    io[name === undefined ? 'stderr' : 'stdout'](usage());
+    io[name === undefined ? 'stderr' : 'stdout'](`${usage()}${await pluginUsage()}`);
     return name === undefined ? EXIT_BAD_INPUT : EXIT_OK;
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : await pluginCommand(name);
