@@ -22,7 +22,7 @@ const MESSAGE_HARD_MAX = 100_000;
  */
 export default defineAction({
   name: 'assistant/chat_send',
-  description: 'Send a message, with optional files as attachments[], to the assistant; answers with its reply',
+  description: 'Send a message, with optional files as attachments[], to the assistant; answers with its reply. A provider failure is 502 ActionError (data.reason provider_unavailable) and the message is kept as failed',
   auth: { capability: 'write', allow_guest: false },
   mutates: false,
   accepts_files: true,
