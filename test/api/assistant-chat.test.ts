@@ -329,6 +329,29 @@ describe('assistant/chat_send', () => {
     }
   });
 
+  it('with an Idempotency-Key a retry replays the answer without asking again; after a 502 the key is free for a real retry', async () => {
+    const member = await t.keyHeaders();
+    const body = multipartBody({ message: 'once' }, [{ filename: 'o.txt', type: 'text/plain', content: 'once' }]);
+    const headers = { ...member.headers, ...body.headers, 'idempotency-key': 'chat-once-1' };
+    const first = await t.request({ method: 'POST', url: '/api/v1/action/assistant/chat_send', headers, payload: body.payload });
+    const again = await t.request({ method: 'POST', url: '/api/v1/action/assistant/chat_send', headers, payload: body.payload });
+    expect(first.statusCode).toBe(200);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(again.json.data).toEqual(first.json.data);
+    expect(fake.seen).toHaveLength(1);
+
+    fake.behaviour = 'status500';
+    const failHeaders = { ...headers, 'idempotency-key': 'chat-once-2' };
+    const failed = await t.request({ method: 'POST', url: '/api/v1/action/assistant/chat_send', headers: failHeaders, payload: body.payload });
+    expect(failed.statusCode).toBe(502);
+    fake.behaviour = 'reply';
+    const retried = await t.request({ method: 'POST', url: '/api/v1/action/assistant/chat_send', headers: failHeaders, payload: body.payload });
+    expect(retried.statusCode).toBe(200);
+    expect(retried.headers['idempotency-replayed']).toBeUndefined();
+    expect(fake.seen).toHaveLength(3);
+  });
+
   it('needs a signed-in member: no key headers is refused', async () => {
     const body = multipartBody({ message: 'hi' });
     const res = await t.request({ method: 'POST', url: '/api/v1/action/assistant/chat_send', headers: body.headers, payload: body.payload });
