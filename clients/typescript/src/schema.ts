@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/assistant/chat_send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message, with optional files as attachments[], to the assistant; answers with its reply. A provider failure is 502 ActionError (data.reason provider_unavailable) and the message is kept as failed
+         * @description Send a message, with optional files as attachments[], to the assistant; answers with its reply. A provider failure is 502 ActionError (data.reason provider_unavailable) and the message is kept as failed
+         */
+        post: operations["action_assistant__chat_send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/assistant/chat_thread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read one of your assistant conversations: its messages in order, with their status and attachments
+         * @description Read one of your assistant conversations: its messages in order, with their status and attachments
+         */
+        post: operations["action_assistant__chat_thread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/action/booking": {
         parameters: {
             query?: never;
@@ -3835,6 +3875,17 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        assistant__chat_send_input: {
+            conversation_id?: number | null;
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        assistant__chat_thread_input: {
+            conversation_id: number;
+        } & {
+            [key: string]: unknown;
+        };
         Booking: {
             bkg_bkr_booking_resource_id: number | null;
             bkg_booking_id: number | null;
@@ -5422,6 +5473,103 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["address_edit_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["address_edit_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_assistant__chat_send: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["assistant__chat_send_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["assistant__chat_send_input"];
+                "multipart/form-data": {
+                    "attachments[]"?: string[];
+                } & components["schemas"]["assistant__chat_send_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_assistant__chat_thread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["assistant__chat_thread_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["assistant__chat_thread_input"];
             };
         };
         responses: {
