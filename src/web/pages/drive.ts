@@ -14,7 +14,7 @@ import type { Services } from '../../services.js';
 import { driveFeatures, fetchUserTier, TierFeatureReader, type DriveFeatures } from '../../tiers/features.js';
 import { activeFeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, raw, type SafeHtml } from '../html.js';
 
 // The member's Drive (DESIGN 9): the listing is rendered here from the same code drive_list runs; every
 // change goes through the drive_* actions from static/drive.js (serviceApi), uploads through the chunk
@@ -40,8 +40,8 @@ type View = 'files' | 'trash' | 'shared';
 
 const STYLE = `
 #drive .toolbar{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}
-#drive .toolbar form{display:flex;gap:.5rem;align-items:flex-end;flex:1 1 16rem;margin:0}
-#drive .toolbar input[type=text]{flex:1;min-width:0}
+#drive .toolbar form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;flex:1 1 16rem;margin:0}
+#drive .toolbar input[type=text]{flex:1 1 10rem;min-width:0}
 #drive .toolbar button{margin-top:0}
 #drive .upload-label{display:inline-block;background:#2454d6;color:#fff;border-radius:4px;padding:.55rem 1.1rem;cursor:pointer}
 #drive .upload-label input{position:absolute;width:1px;height:1px;opacity:0}
@@ -331,7 +331,7 @@ export function drivePage(web: FastifyInstance, services: Services): void {
     ];
     const empty = view === 'trash' ? 'The trash is empty.' : view === 'shared' ? 'Nothing is shared with you yet.' : 'No files here yet.';
 
-    const body = html`<style>${STYLE}</style>
+    const body = html`<style>${raw(STYLE)}</style>
 <div id="drive"${folderId !== null ? html` data-folder-id="${folderId}"` : ''} data-view="${view}">
 ${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
 ${quotaCard(quota)}
