@@ -272,8 +272,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a Drive folder at your root or inside a folder (parent_id) you own or may edit
-         * @description Create a Drive folder at your root or inside a folder (parent_id) you own or may edit
+         * Create a Drive folder at your root or inside a folder (parent_id) you own or may edit; sealed: true seals the names and bytes of files placed in it under your vault
+         * @description Create a Drive folder at your root or inside a folder (parent_id) you own or may edit; sealed: true seals the names and bytes of files placed in it under your vault
          *
          *     Exists only while setting `drive_active` is on (otherwise 403 ActionError, before authentication).
          *
@@ -4026,6 +4026,7 @@ export interface components {
         drive_folder_create_input: {
             name: string;
             parent_id?: number | null;
+            sealed?: boolean | null;
         } & {
             [key: string]: unknown;
         };
