@@ -7,6 +7,7 @@ import { fleetRecheckTask } from './fleet/task.js';
 import * as fleetRelayMigration from './migrations/0002_fleet_relay.js';
 import { relayChannel } from './relay/channel.js';
 import { RELAY_USAGE, relayCommand } from './relay/cli.js';
+import { relayEndpoints } from './relay/openapi.js';
 import { relaySettings } from './relay/settings.js';
 
 /** The mailbox plugin: every part of it registers here (src/plugins/modules.ts). */
@@ -25,6 +26,9 @@ export default definePlugin({
     '0002_fleet_relay': fleetRelayMigration,
   },
   apiRoutes: relayChannel,
+  openApi: [
+    ...relayEndpoints,
+  ],
   tasks: (services) => [
     fleetRecheckTask(services),
   ],
