@@ -53,11 +53,20 @@ describe('the hosted relay fleet (mailbox/fleet_enroll, mailbox/fleet_status, ta
       expect(res.json.error).toBe(unknown.json.error.replace('no_such_action', name));
     }
     expect(await recheck()).toEqual({ task: 'mailbox_fleet_recheck', skipped: 'plugin_inactive', plugin: 'mailbox' });
+    const listed = await t.request({ method: 'GET', url: '/api/v1/actions' });
+    expect(listed.json.data['mailbox/fleet_enroll']).toBeUndefined();
+    expect(listed.json.data['mailbox/fleet_status']).toBeUndefined();
   });
 
   describe('with the plugin active', () => {
     beforeAll(async () => {
       await t.services.plugins.setActive('mailbox', true);
+    });
+
+    it('GET /actions publishes both actions with their descriptors', async () => {
+      const listed = (await t.request({ method: 'GET', url: '/api/v1/actions' })).json.data;
+      expect(listed['mailbox/fleet_enroll']).toMatchObject({ requires_session: true, has_form: false, input: { domains: { type: 'array', required: true } } });
+      expect(listed['mailbox/fleet_status']).toMatchObject({ requires_session: true, has_form: false, input: null });
     });
 
     it('refuses enrollment without the slot: tierless, or a tier whose mailbox_fleet_slot is false (422 ActionError)', async () => {
