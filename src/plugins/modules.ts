@@ -9,6 +9,7 @@ import { pluginOf } from '../actions/registry.js';
 import type { CommandGroup } from '../cli/context.js';
 import type { DB } from '../db/types.js';
 import type { Model } from '../models/define.js';
+import type { FixedEndpoint } from '../openapi/endpoints.js';
 import type { Services } from '../services.js';
 import type { SettingDefinition } from '../settings/definitions.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
@@ -43,6 +44,8 @@ export interface PluginModule {
    * plugin is inactive every one of them gets the API's answer for an unknown path.
    */
   apiRoutes?(api: FastifyInstance, services: Services): Promise<void>;
+  /** How apiRoutes' paths appear in the OpenAPI document (GET /api/openapi.json), only while the plugin is active. */
+  openApi?: FixedEndpoint[];
   /** Server-rendered pages; while the plugin is inactive they get the site's not-found page. */
   webRoutes?(web: FastifyInstance, services: Services): Promise<void> | void;
   /** Scheduled tasks; the scheduler skips them while the plugin is inactive. */
