@@ -4,21 +4,23 @@ import { serviceVersion } from '../version.js';
 import { addActions } from './actions.js';
 import { DocumentBuilder } from './builder.js';
 import { addCrud } from './crud.js';
-import { addFixedEndpoints } from './endpoints.js';
+import { loadedPluginModules } from '../plugins/modules.js';
+import { addDocumentedEndpoints, addFixedEndpoints } from './endpoints.js';
 import { addManagement } from './management.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, Record<string, unknown>>> };
 
 /**
  * The OpenAPI 3.1 document of /api/v1, built from the registries that drive the API: the fixed
- * endpoints, every action reachable with the active plugins, every CRUD class exposed for a verb, and
- * every management handler.
+ * endpoints and those of the active plugins, every action reachable with the active plugins, every CRUD
+ * class exposed for a verb, and every management handler (plugins' while active).
  */
 export function buildOpenApiDocument(plugins: PluginState): OpenApiDocument {
   const doc = new DocumentBuilder();
   addFixedEndpoints(doc);
+  for (const m of loadedPluginModules()) if (m.apiDocs && plugins.isActive(m.name)) addDocumentedEndpoints(doc, m.apiDocs);
   addActions(doc, plugins);
-  addManagement(doc);
+  addManagement(doc, plugins);
   addCrud(doc, plugins);
   return {
     openapi: '3.1.0',

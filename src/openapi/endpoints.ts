@@ -7,7 +7,7 @@ import { timestampSchema, type JsonSchema } from './json-schema.js';
  * registry behind them, so their shapes are declared here, once. A test holds this list to the routes
  * the server actually registers.
  */
-interface FixedEndpoint {
+export interface FixedEndpoint {
   path: string;
   method: Method;
   operationId: string;
@@ -117,7 +117,12 @@ function row409(meaning: string): ErrorRow {
 export const FIXED_ENDPOINTS: ReadonlyArray<Pick<FixedEndpoint, 'path' | 'method'>> = ENDPOINTS;
 
 export function addFixedEndpoints(doc: DocumentBuilder): void {
-  for (const e of ENDPOINTS) {
+  addDocumentedEndpoints(doc, ENDPOINTS);
+}
+
+/** Hand-declared endpoints into the document: the core's fixed ones, and an active plugin's apiDocs. */
+export function addDocumentedEndpoints(doc: DocumentBuilder, endpoints: readonly FixedEndpoint[]): void {
+  for (const e of endpoints) {
     doc.add(e.path, e.method, {
       operationId: e.operationId,
       tags: [e.tag],

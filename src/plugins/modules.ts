@@ -8,8 +8,10 @@ import type { Action } from '../actions/define.js';
 import { pluginOf } from '../actions/registry.js';
 import type { CommandGroup } from '../cli/context.js';
 import type { DB } from '../db/types.js';
+import type { FixedEndpoint } from '../openapi/endpoints.js';
 import type { Model } from '../models/define.js';
 import type { Services } from '../services.js';
+import type { ManagementHandler } from '../surfaces/management/define.js';
 import type { SettingDefinition } from '../settings/definitions.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 import { PluginError } from './registry.js';
@@ -43,6 +45,14 @@ export interface PluginModule {
    * plugin is inactive every one of them gets the API's answer for an unknown path.
    */
   apiRoutes?(api: FastifyInstance, services: Services): Promise<void>;
+  /** The shapes of those routes for the OpenAPI document (paths below /api/v1), shown only while active. */
+  apiDocs?: FixedEndpoint[];
+  /**
+   * Read-only management endpoints (GET /management/{path}), declared with defineManagementHandler and
+   * gated like the core's (machine key, superadmin owner). While the plugin is inactive they answer as
+   * unknown endpoints and are left out of the root listing and the API document.
+   */
+  management?: ManagementHandler[];
   /** Server-rendered pages; while the plugin is inactive they get the site's not-found page. */
   webRoutes?(web: FastifyInstance, services: Services): Promise<void> | void;
   /** Scheduled tasks; the scheduler skips them while the plugin is inactive. */
@@ -119,6 +129,7 @@ async function install(modules: PluginModule[]): Promise<void> {
 }
 
 let loading: Promise<PluginModule[]> | undefined;
+let loaded: PluginModule[] = [];
 let codeDir = CODE_DIR;
 
 /** Tests load fixture plugins from their own folder; only before the first load in the process. */
@@ -131,9 +142,20 @@ export function usePluginCodeDir(dir: string): void {
 export function pluginModules(): Promise<PluginModule[]> {
   loading ??= importModules(codeDir).then(async (modules) => {
     await install(modules);
+    loaded = modules;
     return modules;
   });
   return loading;
+}
+
+/** The plugin modules once pluginModules() has loaded them (the app is built after that); before, none. */
+export function loadedPluginModules(): readonly PluginModule[] {
+  return loaded;
+}
+
+/** Each plugin's management handlers with its plugin's name. */
+export function pluginManagementHandlers(modules: readonly PluginModule[]): Array<{ plugin: string; handler: ManagementHandler }> {
+  return modules.flatMap((m) => (m.management ?? []).map((handler) => ({ plugin: m.name, handler })));
 }
 
 /** The plugins' migrations under their stored names. */
