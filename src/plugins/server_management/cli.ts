@@ -1,5 +1,6 @@
 import { CliUsageError, parseCommandArgs, parseIntOption, requireOption, type CommandGroup } from '../../cli/context.js';
 import { groupUsage } from '../../cli/usage.js';
+import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
 import { requireActivePlugin } from '../modules.js';
 import { queueNodeJob } from './jobs.js';
@@ -48,7 +49,12 @@ export const nodeCommand: CommandGroup = {
     const [sub, ...rest] = args;
     if (sub === 'list') {
       parseCommandArgs(rest, {}, { min: 0, max: 0, usage: LIST });
-      return ctx.withServices((services) => withPlugin(services, async () => ({ nodes: await listNodes(services.db) })));
+      const at = (d: Date | null) => (d ? formatTimestamp(d) : null);
+      return ctx.withServices((services) =>
+        withPlugin(services, async () => ({
+          nodes: (await listNodes(services.db)).map((n) => ({ ...n, approved_time: at(n.approved_time), last_contact_time: at(n.last_contact_time), create_time: at(n.create_time) })),
+        })),
+      );
     }
     if (sub === 'approve' || sub === 'revoke') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: sub === 'approve' ? APPROVE : REVOKE });
