@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
@@ -8,6 +7,7 @@ import {
   pollUntil,
   programEnv,
   runGatehouse,
+  runNodeScript,
   scratchPostgres,
   startServerProcess,
   tempDataDir,
@@ -16,27 +16,6 @@ import {
 } from '../helpers/processes.js';
 
 const AGENT = path.join(ROOT, 'tools', 'agent', 'agent.mjs');
-
-/** Runs the reference agent as its own process: `node tools/agent/agent.mjs --server URL --state FILE ...`. */
-function runAgent(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AGENT, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
-}
 
 // The operator's side (`npx gatehouse node ...`) and the agent's side (the reference agent as a process)
 // against a running server: on PGlite the commands reach its database through the server's socket, on
@@ -47,7 +26,8 @@ describe(`node commands and the reference agent against a running server (${onPo
   let cleanup: () => Promise<void>;
   let data: { dir: string; remove(): void };
   const cli = (...args: string[]): Promise<CliResult> => runGatehouse(args, env);
-  const agent = (...args: string[]) => runAgent(['--server', server.url, '--state', path.join(data.dir, 'agent-state.json'), ...args]);
+  // The reference agent as its own process: `node tools/agent/agent.mjs --server URL --state FILE ...`.
+  const agent = (...args: string[]) => runNodeScript(AGENT, ['--server', server.url, '--state', path.join(data.dir, 'agent-state.json'), ...args], programEnv({}));
   let nodeId: number;
 
   beforeAll(async () => {
