@@ -12,14 +12,14 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 
 /**
  * The OpenAPI 3.1 document of /api/v1, built from the registries that drive the API: the fixed
- * endpoints and the active plugins' channels, every action reachable with the active plugins, every CRUD class exposed for a verb, and
- * every management handler.
+ * endpoints and those of the active plugins, every action reachable with the active plugins, every CRUD
+ * class exposed for a verb, and every management handler (plugins' while active).
  */
 export function buildOpenApiDocument(plugins: PluginState, modules: readonly PluginModule[] = []): OpenApiDocument {
   const doc = new DocumentBuilder();
   addFixedEndpoints(doc, modules.filter((m) => plugins.isActive(m.name)).flatMap((m) => m.openApi ?? []));
   addActions(doc, plugins);
-  addManagement(doc);
+  addManagement(doc, plugins);
   addCrud(doc, plugins);
   return {
     openapi: '3.1.0',

@@ -1,14 +1,15 @@
 import { effectiveAuth } from '../surfaces/management/define.js';
-import { managementHandlers } from '../surfaces/management/registry.js';
+import type { PluginState } from '../actions/registry.js';
+import { availableManagementHandlers } from '../surfaces/management/registry.js';
 import { SECURITY, type DocumentBuilder } from './builder.js';
 import { ERROR_ROWS } from './errors.js';
 
 const errors = [...ERROR_ROWS.transport, ...ERROR_ROWS.authentication, ...ERROR_ROWS.management];
 const queryErrors = [...errors, { status: 400, errortype: 'TransactionError' as const, meaning: 'a query parameter is missing or invalid (data.field may name it)' }];
 
-/** GET /management/{path} for every management handler: machine keys of superadmins, read-only. */
-export function addManagement(doc: DocumentBuilder): void {
-  for (const handler of managementHandlers) {
+/** GET /management/{path} for every management handler (plugins' while active): machine keys of superadmins, read-only. */
+export function addManagement(doc: DocumentBuilder, plugins: PluginState): void {
+  for (const handler of availableManagementHandlers(plugins)) {
     const auth = effectiveAuth(handler);
     const path = handler.path === '' ? '/management' : `/management/${handler.path}`;
     const ok = handler.streams

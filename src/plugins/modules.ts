@@ -11,6 +11,7 @@ import type { DB } from '../db/types.js';
 import type { Model } from '../models/define.js';
 import type { FixedEndpoint } from '../openapi/endpoints.js';
 import type { Services } from '../services.js';
+import type { ManagementHandler } from '../surfaces/management/define.js';
 import type { SettingDefinition } from '../settings/definitions.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 import { PluginError } from './registry.js';
@@ -46,6 +47,12 @@ export interface PluginModule {
   apiRoutes?(api: FastifyInstance, services: Services): Promise<void>;
   /** How apiRoutes' paths appear in the OpenAPI document (GET /api/openapi.json), only while the plugin is active. */
   openApi?: FixedEndpoint[];
+  /**
+   * Read-only management endpoints (GET /management/{path}), declared with defineManagementHandler and
+   * gated like the core's (machine key, superadmin owner). While the plugin is inactive they answer as
+   * unknown endpoints and are left out of the root listing and the API document.
+   */
+  management?: ManagementHandler[];
   /** Server-rendered pages; while the plugin is inactive they get the site's not-found page. */
   webRoutes?(web: FastifyInstance, services: Services): Promise<void> | void;
   /** Scheduled tasks; the scheduler skips them while the plugin is inactive. */
@@ -122,6 +129,7 @@ async function install(modules: PluginModule[]): Promise<void> {
 }
 
 let loading: Promise<PluginModule[]> | undefined;
+let loaded: PluginModule[] = [];
 let codeDir = CODE_DIR;
 
 /** Tests load fixture plugins from their own folder; only before the first load in the process. */
@@ -134,9 +142,20 @@ export function usePluginCodeDir(dir: string): void {
 export function pluginModules(): Promise<PluginModule[]> {
   loading ??= importModules(codeDir).then(async (modules) => {
     await install(modules);
+    loaded = modules;
     return modules;
   });
   return loading;
+}
+
+/** The plugin modules once pluginModules() has loaded them (the app is built after that); before, none. */
+export function loadedPluginModules(): readonly PluginModule[] {
+  return loaded;
+}
+
+/** Each plugin's management handlers with its plugin's name. */
+export function pluginManagementHandlers(modules: readonly PluginModule[]): Array<{ plugin: string; handler: ManagementHandler }> {
+  return modules.flatMap((m) => (m.management ?? []).map((handler) => ({ plugin: m.name, handler })));
 }
 
 /** The plugins' migrations under their stored names. */

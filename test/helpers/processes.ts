@@ -28,8 +28,13 @@ export function programEnv(vars: Record<string, string | undefined>): NodeJS.Pro
 }
 
 export function runGatehouse(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runNodeScript(BIN, args, env);
+}
+
+/** Runs `node script ...args` from the project root and collects its output (stdout parsed as JSON when it is). */
+export function runNodeScript(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

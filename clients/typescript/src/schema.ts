@@ -1523,6 +1523,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take the oldest pending job for this node (or for any node), or null
+         * @description Signed: the Ed25519 signature over seven lines joined by \n: 'gatehouse-agent-v1', the method, the endpoint's fixed path (e.g. /api/v1/agent/claim), the node id, the timestamp, the nonce, and the hex SHA-256 of the body bytes. Metered by the api_agent bucket (per IP per hour, setting api_agent_rate_limit_requests); a successful claim is not counted.
+         */
+        post: operations["agentClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A managed node's agent joins with its Ed25519 public key (unsigned)
+         * @description A new key gets a pending node; the same key joining again gets the same node. A superadmin approves it (`npx gatehouse node approve ID`) after comparing the fingerprint with the one the agent shows. Metered by the api_agent bucket.
+         */
+        post: operations["agentJoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/join_status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The node's approval status
+         * @description Signed: the Ed25519 signature over seven lines joined by \n: 'gatehouse-agent-v1', the method, the endpoint's fixed path (e.g. /api/v1/agent/claim), the node id, the timestamp, the nonce, and the hex SHA-256 of the body bytes. Metered by the api_agent bucket (per IP per hour, setting api_agent_rate_limit_requests); a successful claim is not counted.
+         */
+        post: operations["agentJoinStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The node leaves: it takes no more work until it joins and is approved again
+         * @description Signed: the Ed25519 signature over seven lines joined by \n: 'gatehouse-agent-v1', the method, the endpoint's fixed path (e.g. /api/v1/agent/claim), the node id, the timestamp, the nonce, and the hex SHA-256 of the body bytes. Metered by the api_agent bucket (per IP per hour, setting api_agent_rate_limit_requests); a successful claim is not counted.
+         */
+        post: operations["agentLeave"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the outcome of a claimed job
+         * @description Signed: the Ed25519 signature over seven lines joined by \n: 'gatehouse-agent-v1', the method, the endpoint's fixed path (e.g. /api/v1/agent/claim), the node id, the timestamp, the nonce, and the hex SHA-256 of the body bytes. Metered by the api_agent bucket (per IP per hour, setting api_agent_rate_limit_requests); a successful claim is not counted.
+         */
+        post: operations["agentResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/navigation": {
         parameters: {
             query?: never;
@@ -2889,6 +2989,26 @@ export interface paths {
          * @description Machine key whose owner has usr_permission 10 or more; session keys and browser sessions get 403.
          */
         get: operations["management_health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/management/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Managed nodes (plugin server_management): status, fingerprint, last contact and job counts
+         * @description Machine key whose owner has usr_permission 10 or more; session keys and browser sessions get 403.
+         */
+        get: operations["management_nodes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5275,6 +5395,18 @@ export interface components {
                 "application/json": {
                     /** @enum {unknown} */
                     errortype?: "TransactionError";
+                } & components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description ValidationError: body larger than 262144 bytes, or not a JSON object */
+        Error400ValidationError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    errortype?: "ValidationError";
                 } & components["schemas"]["ErrorEnvelope"];
             };
         };
@@ -8732,6 +8864,264 @@ export interface operations {
                     } & components["schemas"]["SuccessEnvelope"];
                 };
             };
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    agentClaim: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description the node id join returned */
+                "X-Service-Agent-Node": string;
+                /** @description unique per request; a nonce seen within the window is refused */
+                "X-Service-Agent-Nonce": string;
+                /** @description base64 Ed25519 signature of the canonical message */
+                "X-Service-Agent-Signature": string;
+                /** @description unix seconds; more than 300 s from the server's clock is refused */
+                "X-Service-Agent-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Take the oldest pending job for this node (or for any node), or null */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            job: null | {
+                                job_id: number;
+                                kind: string;
+                                payload: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400ValidationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            422: components["responses"]["Error422ValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    agentJoin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description base64 of the raw 32-byte Ed25519 public key */
+                    agent_public_key: string;
+                    agent_version: string;
+                    claimed_name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A managed node's agent joins with its Ed25519 public key (unsigned) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            fingerprint: string;
+                            node_id: number;
+                            /** @enum {string} */
+                            status: "pending" | "approved" | "revoked" | "left";
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400ValidationError"];
+            422: components["responses"]["Error422ValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    agentJoinStatus: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description the node id join returned */
+                "X-Service-Agent-Node": string;
+                /** @description unique per request; a nonce seen within the window is refused */
+                "X-Service-Agent-Nonce": string;
+                /** @description base64 Ed25519 signature of the canonical message */
+                "X-Service-Agent-Signature": string;
+                /** @description unix seconds; more than 300 s from the server's clock is refused */
+                "X-Service-Agent-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The node's approval status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            fingerprint: string;
+                            node_id: number;
+                            /** @enum {string} */
+                            status: "pending" | "approved" | "revoked" | "left";
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400ValidationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            422: components["responses"]["Error422ValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    agentLeave: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description the node id join returned */
+                "X-Service-Agent-Node": string;
+                /** @description unique per request; a nonce seen within the window is refused */
+                "X-Service-Agent-Nonce": string;
+                /** @description base64 Ed25519 signature of the canonical message */
+                "X-Service-Agent-Signature": string;
+                /** @description unix seconds; more than 300 s from the server's clock is refused */
+                "X-Service-Agent-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The node leaves: it takes no more work until it joins and is approved again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            node_id: number;
+                            /** @constant */
+                            status: "left";
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400ValidationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            422: components["responses"]["Error422ValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    agentResult: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description the node id join returned */
+                "X-Service-Agent-Node": string;
+                /** @description unique per request; a nonce seen within the window is refused */
+                "X-Service-Agent-Nonce": string;
+                /** @description base64 Ed25519 signature of the canonical message */
+                "X-Service-Agent-Signature": string;
+                /** @description unix seconds; more than 300 s from the server's clock is refused */
+                "X-Service-Agent-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    job_id: number;
+                    output?: {
+                        [key: string]: unknown;
+                    };
+                    /** @enum {string} */
+                    status: "completed" | "failed" | "refused";
+                };
+            };
+        };
+        responses: {
+            /** @description Report the outcome of a claimed job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            job_id: number;
+                            status: string;
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400ValidationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            409: components["responses"]["Error409ActionError"];
+            422: components["responses"]["Error422ValidationError"];
             426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
             429: components["responses"]["Error429RateLimitError"];
             500: components["responses"]["Error500TransactionError"];
@@ -12436,6 +12826,42 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Liveness: {ok: true, version} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    management_nodes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Managed nodes (plugin server_management): status, fingerprint, last contact and job counts */
             200: {
                 headers: {
                     [name: string]: unknown;

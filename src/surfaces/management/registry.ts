@@ -1,3 +1,5 @@
+import type { PluginState } from '../../actions/registry.js';
+import { loadedPluginModules, pluginManagementHandlers } from '../../plugins/modules.js';
 import type { ManagementHandler } from './define.js';
 import backupsFetch from './handlers/backups/fetch.js';
 import backupsList from './handlers/backups/list.js';
@@ -32,6 +34,19 @@ export const managementHandlers: readonly ManagementHandler[] = Object.freeze([
 const byPath = new Map(managementHandlers.map((h) => [h.path, h]));
 if (byPath.size !== managementHandlers.length) throw new Error('two management handlers share a path');
 
-export function findManagementHandler(path: string): ManagementHandler | undefined {
-  return byPath.get(path);
+/** The core's handlers and those of the plugins active now. A plugin may not take a core path. */
+export function availableManagementHandlers(plugins: PluginState): ManagementHandler[] {
+  const out = [...managementHandlers];
+  for (const { plugin, handler } of pluginManagementHandlers(loadedPluginModules())) {
+    if (byPath.has(handler.path)) throw new Error(`plugin ${plugin}: management path '${handler.path}' belongs to the core`);
+    if (plugins.isActive(plugin)) out.push(handler);
+  }
+  return out;
+}
+
+export function findManagementHandler(path: string, plugins: PluginState): ManagementHandler | undefined {
+  const core = byPath.get(path);
+  if (core) return core;
+  const found = pluginManagementHandlers(loadedPluginModules()).find((p) => p.handler.path === path);
+  return found && plugins.isActive(found.plugin) ? found.handler : undefined;
 }

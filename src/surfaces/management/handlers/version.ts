@@ -19,7 +19,8 @@ export default defineManagementHandler({
       version: serviceVersion(),
       node_version: process.version,
       schema_version: latestSchemaVersion(),
-      schema_applied: applied.at(-1) ?? null,
+      // The core's schema: plugin migrations (plugin_{name}_...) sort after every core name.
+      schema_applied: applied.filter((name) => known.includes(name)).at(-1) ?? null,
       schema_pending: known.filter((name) => !applied.includes(name)),
       plugins: services.plugins.list().map((p) => ({ name: p.name, version: p.version, active: p.active })),
     };
