@@ -7,7 +7,7 @@ import { signIn, type WebClient } from '../helpers/browser-session.js';
 
 const ORIGIN = 'https://members.example.com';
 const DOMAIN = 'mail.example.com';
-const ACTIONS = ['mailbox/mailboxes', 'mailbox/thread_list', 'mailbox/thread', 'mailbox/thread_action', 'mailbox/message_timeline', 'mailbox/send', 'mailbox/ping'];
+const ACTIONS = ['mailbox/mailboxes', 'mailbox/thread_list', 'mailbox/thread', 'mailbox/thread_action', 'mailbox/message_timeline', 'mailbox/send', 'mailbox/import', 'mailbox/ping'];
 const action = (name: string) => `/api/v1/action/${name}`;
 
 let t: TestApp;

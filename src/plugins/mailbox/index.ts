@@ -1,4 +1,5 @@
 import { definePlugin } from '../modules.js';
+import mailbox_import from './actions/import.js';
 import mailboxes from './actions/mailboxes.js';
 import message_timeline from './actions/message_timeline.js';
 import ping from './actions/ping.js';
@@ -11,6 +12,7 @@ import { resealBatch, resealForRotation } from './messages.js';
 import migration0001 from './migrations/0001_mailboxes.js';
 import { Mailbox } from './models.js';
 import { mailboxSettings } from './settings.js';
+import { startMailboxListeners } from './smtp.js';
 
 /** The mailbox plugin: every part of it registers here (src/plugins/modules.ts). */
 export default definePlugin({
@@ -18,10 +20,11 @@ export default definePlugin({
   // --- mailboxes, threads, messages (h-mailbox) ---
   settings: [...mailboxSettings],
   models: [Mailbox],
-  actions: [ping, mailboxes, thread_list, thread, thread_action, message_timeline, send],
+  actions: [ping, mailboxes, thread_list, thread, thread_action, message_timeline, send, mailbox_import],
   migrations: { '0001_mailboxes': migration0001 },
   protectionLevels: levelsOf,
   contentResealer: resealForRotation,
+  start: startMailboxListeners,
   tasks: () => [
     {
       name: 'mailbox_reseal',
