@@ -92,6 +92,13 @@ describe('while the plugin is inactive', () => {
     expect(Object.keys(listed.json.data).filter((k) => k.startsWith('mailbox/'))).toEqual([]);
   });
 
+  it('the /mail page is the site\'s not-found page', async () => {
+    const res = await off.request({ method: 'GET', url: '/mail' });
+    expect(res.statusCode).toBe(404);
+    expect(res.body).toContain('There is no page here.');
+    expect((await off.request({ method: 'GET', url: '/mail/app.js' })).statusCode).toBe(404);
+  });
+
   it('its tables exist all the same (the plugin migration ran with the core ones)', async () => {
     const rows = await off.services.db
       .selectFrom('information_schema.tables' as never)
@@ -99,6 +106,22 @@ describe('while the plugin is inactive', () => {
       .where('table_name' as never, 'in', ['mbx_mailboxes', 'mbt_mailbox_threads', 'mbm_mailbox_messages', 'mbl_mailbox_labels', 'mbf_mailbox_folders', 'mde_mailbox_delivery_events', 'mtl_mailbox_thread_labels'] as never)
       .execute();
     expect(rows.length).toBe(7);
+  });
+});
+
+describe('the /mail page', () => {
+  it('sends visitors to sign in, and serves members the page shell and its script', async () => {
+    const anonymous = await t.request({ method: 'GET', url: '/mail' });
+    expect([anonymous.statusCode, anonymous.headers.location]).toEqual([303, '/login?next=%2Fmail']);
+    const u = await t.createUser();
+    const c = await signIn(t, u.email, u.password);
+    const res = await c.get('/mail');
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('id="mail-view"');
+    expect(res.body).toContain('href="/profile/security"');
+    const script = await t.request({ method: 'GET', url: '/mail/app.js' });
+    expect([script.statusCode, script.headers['content-type']]).toEqual([200, 'application/javascript; charset=utf-8']);
+    expect(script.body).toContain("serviceApi.post('mailbox/thread_list'");
   });
 });
 

@@ -13,6 +13,7 @@ import migration0001 from './migrations/0001_mailboxes.js';
 import { Mailbox } from './models.js';
 import { mailboxSettings } from './settings.js';
 import { startMailboxListeners } from './smtp.js';
+import { mailPages } from './web/page.js';
 
 /** The mailbox plugin: every part of it registers here (src/plugins/modules.ts). */
 export default definePlugin({
@@ -25,6 +26,7 @@ export default definePlugin({
   protectionLevels: levelsOf,
   contentResealer: resealForRotation,
   start: startMailboxListeners,
+  webRoutes: mailPages,
   tasks: () => [
     {
       name: 'mailbox_reseal',
