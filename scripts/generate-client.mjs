@@ -22,6 +22,9 @@ async function loadDocument(url) {
     return res.json();
   }
   // The client covers every plugin's actions and models; the server documents only the active ones.
+  // Plugins' actions and models join the registries when their modules load.
+  const { pluginModules } = await import(path.join(root, 'dist', 'plugins', 'modules.js'));
+  await pluginModules();
   const { buildOpenApiDocument } = await import(path.join(root, 'dist', 'openapi', 'document.js'));
   return buildOpenApiDocument({ isActive: () => true });
 }
