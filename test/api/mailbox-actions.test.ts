@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateVault } from '../../src/accounts/vault/rotation.js';
 import { deliver, type NewMessage } from '../../src/plugins/mailbox/messages.js';
+import { SESSION_COOKIE } from '../../src/web/sessions.js';
 import { ownMailbox } from '../../src/plugins/mailbox/mailboxes.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/actions.js';
@@ -280,6 +282,24 @@ describe('a sealed mailbox, locked and unlocked', () => {
     await m.unlock();
     const reopened = await post(m.c, 'mailbox/thread', { thread_id: after.threadId });
     expect(reopened.json.data.messages[0]).toMatchObject({ subject: 'Written after the raise', locked: false });
+  });
+});
+
+describe('a vault rotation', () => {
+  it('re-seals the content keys of sealed messages (the plugin\'s contentResealer), so they open under the new key', async () => {
+    const m = await memberWithVault();
+    const box = await mailboxOf(m.c);
+    expect((await setLevel(box.mailbox_id, 'private')).statusCode).toBe(200);
+    const got = await inbound(m.userId, { subject: 'Kept across the rotation' });
+    const window = t.services.vaultWindows.forSession(m.c.jar.cookies.get(SESSION_COOKIE)!, '127.0.0.1');
+    const open = (await window.unsealFor(t.services.db, m.userId))!;
+    expect(open).not.toBeNull();
+    const rotated = await t.services.db.transaction().execute((trx) => rotateVault(trx, open.vault, open.secretKey, { passphrase: 'a new passphrase for the vault' }, t.clock.now()));
+    const closed = await post(m.c, 'mailbox/thread', { thread_id: got.threadId });
+    expect(closed.json.data.locked).toBe(true);
+    await window.openWith(t.services.db, rotated.vault, rotated.secretKey);
+    const res = await post(m.c, 'mailbox/thread', { thread_id: got.threadId });
+    expect(res.json.data.messages[0]).toMatchObject({ subject: 'Kept across the rotation', locked: false });
   });
 });
 
