@@ -13,6 +13,18 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
+/** The first line an SMTP server sends on connect. */
+function greetingAt(port: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('data', (d) => {
+      socket.destroy();
+      resolve(d.toString());
+    });
+    socket.once('error', reject);
+  });
+}
+
 /** An mbox of `count` messages: message 2 replies to message 1, message 3 has no Message-ID, message 4 quotes a From line. */
 function mbox(count: number, tag: string): Buffer {
   const parts: string[] = [];
@@ -105,14 +117,7 @@ describe('the SMTP receiver', () => {
   it('answers 421 at connect while the plugin is inactive', async () => {
     await t.services.plugins.setActive('mailbox', false);
     try {
-      const greeting = await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(receiver.port, '127.0.0.1');
-        socket.once('data', (d) => {
-          socket.destroy();
-          resolve(d.toString());
-        });
-        socket.once('error', reject);
-      });
+      const greeting = await greetingAt(receiver.port);
       expect(greeting.startsWith('421')).toBe(true);
     } finally {
       await t.services.plugins.setActive('mailbox', true);
@@ -135,14 +140,7 @@ describe('plugin start hooks (the server calls them; the CLI and tests do not)',
     await t.services.settings.set('mailbox_smtp_port', port);
     const stop = await mailbox.start!(t.services);
     try {
-      const greeting = await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1');
-        socket.once('data', (d) => {
-          socket.destroy();
-          resolve(d.toString());
-        });
-        socket.once('error', reject);
-      });
+      const greeting = await greetingAt(port);
       expect(greeting.startsWith('220')).toBe(true);
     } finally {
       await stop();
