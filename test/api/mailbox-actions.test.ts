@@ -9,7 +9,7 @@ import { signIn, type WebClient } from '../helpers/browser-session.js';
 
 const ORIGIN = 'https://members.example.com';
 const DOMAIN = 'mail.example.com';
-const ACTIONS = ['mailbox/mailboxes', 'mailbox/thread_list', 'mailbox/thread', 'mailbox/thread_action', 'mailbox/message_timeline', 'mailbox/send', 'mailbox/import', 'mailbox/ping'];
+const ACTIONS = ['mailbox/mailboxes', 'mailbox/thread_list', 'mailbox/thread', 'mailbox/thread_action', 'mailbox/message_timeline', 'mailbox/send', 'mailbox/import', 'mailbox/create', 'mailbox/ping'];
 const action = (name: string) => `/api/v1/action/${name}`;
 
 let t: TestApp;
@@ -156,6 +156,24 @@ describe('provisioning and the Mailbox model', () => {
     expect(listed.json.data.map((r: { mbx_mailbox_id: number }) => r.mbx_mailbox_id)).not.toContain(box.mailbox_id);
     const ownerWrite = await t.request({ method: 'PUT', url: `${url}?mbx_security_level=standard`, headers: owner.headers });
     expect(ownerWrite.statusCode).toBe(404);
+  });
+
+  it('staff create a further mailbox for a member with mailbox/create; members may not', async () => {
+    const owner = await t.keyHeaders();
+    const staff = await t.staffHeaders();
+    const first = (await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: owner.headers, payload: {} })).json.data.mailboxes[0];
+    const address = `team-${owner.userId}@${DOMAIN}`;
+    const made = await t.request({ method: 'POST', url: action('mailbox/create'), headers: staff.headers, payload: { usr_user_id: owner.userId, mbx_address: address } });
+    expect(made.statusCode).toBe(200);
+    expect(made.json.data).toMatchObject({ usr_user_id: owner.userId, address, security_level: 'standard', is_default: false });
+    const listed = await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: owner.headers, payload: {} });
+    expect(listed.json.data.mailboxes.map((m: { address: string }) => m.address)).toEqual([first.address, address]);
+    const taken = await t.request({ method: 'POST', url: action('mailbox/create'), headers: staff.headers, payload: { usr_user_id: owner.userId, mbx_address: address.toUpperCase() } });
+    expect([taken.statusCode, taken.json.data.reason]).toEqual([422, 'address_taken']);
+    const sealed = await t.request({ method: 'POST', url: action('mailbox/create'), headers: staff.headers, payload: { usr_user_id: owner.userId, mbx_address: `x-${address}`, mbx_security_level: 'fortress' } });
+    expect([sealed.statusCode, sealed.json.data.reason]).toEqual([422, 'vault_required']);
+    const byMember = await t.request({ method: 'POST', url: action('mailbox/create'), headers: owner.headers, payload: { usr_user_id: owner.userId, mbx_address: `y-${address}` } });
+    expect([byMember.statusCode, byMember.json.errortype]).toEqual([403, 'AuthenticationError']);
   });
 
   it('refuses a level above standard for an owner without a vault (400 TransactionError)', async () => {

@@ -662,6 +662,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/mailbox/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Staff: create a mailbox for a member (usr_user_id, mbx_address, optional mbx_security_level)
+         * @description Staff: create a mailbox for a member (usr_user_id, mbx_address, optional mbx_security_level)
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/action/mailbox/import": {
         parameters: {
             query?: never;
@@ -4615,6 +4637,15 @@ export interface components {
             mbx_update_time: string | null;
             mbx_usr_user_id: number | null;
         };
+        mailbox__create_input: {
+            /** Format: email */
+            mbx_address: string;
+            /** @enum {string|null} */
+            mbx_security_level?: "standard" | "private" | "fortress" | null;
+            usr_user_id: number;
+        } & {
+            [key: string]: unknown;
+        };
         mailbox__import_input: {
             file_id: number;
             mailbox_id?: number | null;
@@ -6973,6 +7004,53 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["event_withdraw_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["event_withdraw_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__create_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__create_input"];
             };
         };
         responses: {

@@ -1,4 +1,5 @@
 import { definePlugin } from '../modules.js';
+import create from './actions/create.js';
 import mailbox_import from './actions/import.js';
 import mailboxes from './actions/mailboxes.js';
 import message_timeline from './actions/message_timeline.js';
@@ -21,7 +22,7 @@ export default definePlugin({
   // --- mailboxes, threads, messages (h-mailbox) ---
   settings: [...mailboxSettings],
   models: [Mailbox],
-  actions: [ping, mailboxes, thread_list, thread, thread_action, message_timeline, send, mailbox_import],
+  actions: [ping, mailboxes, thread_list, thread, thread_action, message_timeline, send, mailbox_import, create],
   migrations: { '0001_mailboxes': migration0001 },
   protectionLevels: levelsOf,
   contentResealer: resealForRotation,
