@@ -14,6 +14,7 @@ import { startSocketServer, type SocketServer } from './db/socket-server.js';
 import { buildApp } from './http/app.js';
 import { startBackupChannel } from './backups/channel.js';
 import { takeBackup } from './backups/take.js';
+import { pluginModules, startPlugins } from './plugins/modules.js';
 import { createServices, type Services } from './services.js';
 import { devBanner, initialAdminNote, startLine, type StartNotes } from './start-banner.js';
 
@@ -154,6 +155,9 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     await app.listen({ host: config.host, port: config.port });
     services.requestLog.start();
     services.scheduler.start();
+    // Plugins' listeners (the mailbox's SMTP receiver): in the server process only.
+    const stopPlugins = await startPlugins(await pluginModules(), services);
+    teardown.add(stopPlugins);
 
     const notes: StartNotes = {
       loginUrl: `${config.baseUrl}/login`,

@@ -21,6 +21,7 @@ import { StoreSystem } from './store/index.js';
 import { KeyRowCache } from './http/auth/key-row-cache.js';
 import type { KeyRow } from './http/auth/authenticate.js';
 import { PRINCIPAL_CHANGES } from './db/change-feed.js';
+import { registerContentResealer } from './accounts/vault/rotation.js';
 import { VaultWindows, registerProtectionLevelSource } from './accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from './accounts/vault/window-store.js';
 
@@ -103,6 +104,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
   const scheduler = new Scheduler(db, clock, [...allTasks(partial), ...pluginTasks(plugged, { ...partial, tiers })]);
   const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
+  const forgetResealers = plugged.flatMap((p) => (p.contentResealer ? [registerContentResealer(p.contentResealer)] : []));
   const keyRows = new KeyRowCache<KeyRow>();
   const changes = opts.keyRowCache === false ? undefined : opts.database.changes;
   const forgetOnWrite = changes?.onLocalWrite(() => keyRows.invalidate());
@@ -120,6 +122,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     async close() {
       if (refresh) clearInterval(refresh);
       for (const forget of forgetLevels) forget();
+      for (const forget of forgetResealers) forget();
       forgetOnWrite?.();
       await principalFeed?.stop();
       await scheduler.stop();

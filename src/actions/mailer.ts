@@ -10,6 +10,13 @@ export interface MailMessage {
   text: string;
   /** A short name of what kind of mail this is (password_reset, welcome); kept with outbox rows. */
   template?: string;
+  /** The sender address when not the service's mail_from_address (a member's mailbox). */
+  from?: string;
+  /** Files sent with the message (SMTP only; the outbox keeps the text and headers). */
+  attachments?: Array<{ filename: string; contentType: string; content: Buffer }>;
+  /** Message-ID and threading headers of a member's mail. */
+  messageId?: string;
+  inReplyTo?: string;
 }
 
 /** The one way outgoing mail leaves the service. */
@@ -30,7 +37,7 @@ export class OutboxMailer implements Mailer {
       .insertInto('mob_mail_outbox')
       .values({
         mob_to: message.to,
-        mob_from: this.from,
+        mob_from: message.from ?? this.from,
         mob_subject: message.subject,
         mob_text: message.text,
         mob_template: message.template ?? null,
@@ -62,7 +69,15 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transporter.sendMail({ from: this.options.from, to: message.to, subject: message.subject, text: message.text });
+    await this.transporter.sendMail({
+      from: message.from ?? this.options.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      ...(message.attachments ? { attachments: message.attachments } : {}),
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      ...(message.inReplyTo ? { inReplyTo: message.inReplyTo, references: message.inReplyTo } : {}),
+    });
   }
 
   sameAs(o: SmtpOptions): boolean {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely, Migration } from 'kysely';
+import type { ContentResealer } from '../accounts/vault/rotation.js';
 import type { ProtectionLevelSource } from '../accounts/vault/window.js';
 import type { Action } from '../actions/define.js';
 import { pluginOf } from '../actions/registry.js';
@@ -59,6 +60,17 @@ export interface PluginModule {
   tasks?(services: PluginTaskServices): TaskDefinition[];
   /** The protection levels a user's content of this plugin has (feeds the vault's window caps). */
   protectionLevels?: ProtectionLevelSource;
+  /**
+   * Re-seals the plugin's content keys during a vault rotation (active or not: the content must stay
+   * readable when the plugin is turned on again).
+   */
+  contentResealer?: ContentResealer;
+  /**
+   * Starts the plugin's long-running parts (a listener) in the server process only, never in the CLI or
+   * by default in tests; returns how to stop them. Called at server start whether or not the plugin is
+   * active: what it starts checks the plugin's state itself.
+   */
+  start?(services: Services): Promise<() => Promise<void>>;
   /** `npx gatehouse {group} ...` command groups, with their usage lines. */
   cli?: Record<string, { usage: readonly string[]; group: CommandGroup }>;
 }
@@ -175,4 +187,22 @@ export function activeOnly(services: Pick<Services, 'plugins'>, name: string, so
 /** For a plugin's CLI commands: refused (exit 2) while the plugin is inactive, as its other parts are. */
 export function requireActivePlugin(services: Pick<Services, 'plugins'>, name: string): void {
   if (!services.plugins.isActive(name)) throw new PluginError(`plugin ${name} is not active; turn it on with \`npx gatehouse plugin enable ${name}\``);
+}
+
+/**
+ * Starts every plugin's long-running parts (PluginModule.start); returns one stop for all of them, which
+ * stops them newest first. A plugin that fails to start stops the ones started before it and rethrows.
+ */
+export async function startPlugins(modules: PluginModule[], services: Services): Promise<() => Promise<void>> {
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+  try {
+    for (const m of modules) if (m.start) stops.push(await m.start(services));
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+  return stopAll;
 }

@@ -702,6 +702,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/mailbox/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Staff: create a mailbox for a member (usr_user_id, mbx_address, optional mbx_security_level)
+         * @description Staff: create a mailbox for a member (usr_user_id, mbx_address, optional mbx_security_level)
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/action/mailbox/fleet_enroll": {
         parameters: {
             query?: never;
@@ -744,6 +766,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/mailbox/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an mbox archive you uploaded with purpose mail_import_archive (file_id) into your mailbox (default: your first); idempotent per Message-ID
+         * @description Import an mbox archive you uploaded with purpose mail_import_archive (file_id) into your mailbox (default: your first); idempotent per Message-ID
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/mailboxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List your mailboxes (your first call creates your default one) with each mailbox's security_level and locked state
+         * @description List your mailboxes (your first call creates your default one) with each mailbox's security_level and locked state
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__mailboxes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/message_timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The delivery timeline of one of your messages: {events, notes, locked}; each event {time, kind, title, detail, meta}
+         * @description The delivery timeline of one of your messages: {events, notes, locked}; each event {time, kind, title, detail, meta}
+         */
+        post: operations["action_mailbox__message_timeline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/action/mailbox/ping": {
         parameters: {
             query?: never;
@@ -758,6 +844,90 @@ export interface paths {
          * @description Check that the mailbox plugin answers actions
          */
         post: operations["action_mailbox__ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send mail from your mailbox (multipart with attachments[]: at most 10 files, 10 MB each, 25 MB total); a Fortress mailbox answers {locked: true} while your vault is locked
+         * @description Send mail from your mailbox (multipart with attachments[]: at most 10 files, 10 MB each, 25 MB total); a Fortress mailbox answers {locked: true} while your vault is locked
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/thread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read one of your threads: its metadata and every message (sender, recipients, subject, body; (locked) placeholders while your vault is locked)
+         * @description Read one of your threads: its metadata and every message (sender, recipients, subject, body; (locked) placeholders while your vault is locked)
+         */
+        post: operations["action_mailbox__thread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/thread_action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a thread of yours: action read, unread, star, unstar, label or unlabel (with label), move (with folder) or delete; works while your vault is locked
+         * @description Change a thread of yours: action read, unread, star, unstar, label or unlabel (with label), move (with folder) or delete; works while your vault is locked
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__thread_action"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/thread_list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the threads of a mailbox (default: your first), optionally by folder (inbox, sent, archive, trash or a folder name), label or starred
+         * @description List the threads of a mailbox (default: your first), optionally by folder (inbox, sent, archive, trash or a folder name), label or starred
+         */
+        post: operations["action_mailbox__thread_list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2741,6 +2911,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Mailbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a Mailbox
+         * @description Per-record scope: the owner, or staff (usr_permission 5+). Written over CRUD by staff only; to others the write verbs answer 404. Unwritable fields are silently dropped; the owner is the caller.
+         */
+        post: operations["createMailbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Mailbox/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one Mailbox
+         * @description Per-record scope: the owner, or staff (usr_permission 5+). Written over CRUD by staff only; to others the write verbs answer 404.
+         */
+        get: operations["getMailbox"];
+        /**
+         * Update a Mailbox
+         * @description Per-record scope: the owner, or staff (usr_permission 5+). Written over CRUD by staff only; to others the write verbs answer 404. The fields to change are query string parameters.
+         */
+        put: operations["updateMailbox"];
+        post?: never;
+        /**
+         * Soft-delete a Mailbox
+         * @description Per-record scope: the owner, or staff (usr_permission 5+). Written over CRUD by staff only; to others the write verbs answer 404.
+         */
+        delete: operations["deleteMailbox"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Mailboxs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Mailbox rows
+         * @description Per-record scope: the owner, or staff (usr_permission 5+). Written over CRUD by staff only; to others the write verbs answer 404.
+         */
+        get: operations["listMailboxs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/MailingList": {
         parameters: {
             query?: never;
@@ -4642,6 +4880,26 @@ export interface components {
             loc_short_description?: string;
             loc_website?: string;
         };
+        Mailbox: {
+            mbx_address: string | null;
+            mbx_create_time: string | null;
+            mbx_delete_time: string | null;
+            mbx_is_default: boolean | null;
+            mbx_mailbox_id: number | null;
+            /** @enum {string|null} */
+            mbx_security_level: "standard" | "private" | "fortress" | null;
+            mbx_update_time: string | null;
+            mbx_usr_user_id: number | null;
+        };
+        mailbox__create_input: {
+            /** Format: email */
+            mbx_address: string;
+            /** @enum {string|null} */
+            mbx_security_level?: "standard" | "private" | "fortress" | null;
+            usr_user_id: number;
+        } & {
+            [key: string]: unknown;
+        };
         mailbox__fleet_enroll_input: {
             domains: string[];
         } & {
@@ -4650,8 +4908,63 @@ export interface components {
         mailbox__fleet_status_input: {
             [key: string]: unknown;
         };
+        mailbox__import_input: {
+            file_id: number;
+            mailbox_id?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        mailbox__mailboxes_input: {
+            [key: string]: unknown;
+        };
+        mailbox__message_timeline_input: {
+            message_id: number;
+            /** @enum {integer|null} */
+            refresh_delivery?: 0 | 1 | null;
+        } & {
+            [key: string]: unknown;
+        };
         mailbox__ping_input: {
             [key: string]: unknown;
+        };
+        mailbox__send_input: {
+            body?: string | null;
+            mailbox_id?: number | null;
+            subject?: string | null;
+            thread_id?: number | null;
+            to: string;
+        } & {
+            [key: string]: unknown;
+        };
+        mailbox__thread_action_input: {
+            /** @enum {string} */
+            action: "read" | "unread" | "star" | "unstar" | "label" | "unlabel" | "move" | "delete";
+            folder?: string | null;
+            label?: string | null;
+            thread_id: number;
+        } & {
+            [key: string]: unknown;
+        };
+        mailbox__thread_input: {
+            thread_id: number;
+        } & {
+            [key: string]: unknown;
+        };
+        mailbox__thread_list_input: {
+            folder?: string | null;
+            label?: string | null;
+            limit?: number | null;
+            mailbox_id?: number | null;
+            offset?: number | null;
+            starred?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        MailboxInput: {
+            mbx_address: string;
+            mbx_is_default?: boolean;
+            /** @enum {string} */
+            mbx_security_level?: "standard" | "private" | "fortress";
         };
         MailingList: {
             mlt_create_time: string | null;
@@ -7091,6 +7404,53 @@ export interface operations {
             500: components["responses"]["Error500TransactionError"];
         };
     };
+    action_mailbox__create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__create_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__create_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
     action_mailbox__fleet_enroll: {
         parameters: {
             query?: never;
@@ -7185,6 +7545,147 @@ export interface operations {
             500: components["responses"]["Error500TransactionError"];
         };
     };
+    action_mailbox__import: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__import_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__import_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__mailboxes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["mailbox__mailboxes_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__mailboxes_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__message_timeline: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__message_timeline_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__message_timeline_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
     action_mailbox__ping: {
         parameters: {
             query?: never;
@@ -7203,6 +7704,197 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["mailbox__ping_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["mailbox__ping_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__send: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__send_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__send_input"];
+                "multipart/form-data": {
+                    "attachments[]"?: string[];
+                } & components["schemas"]["mailbox__send_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__thread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__thread_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__thread_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__thread_action: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__thread_action_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__thread_action_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__thread_list: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["mailbox__thread_list_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__thread_list_input"];
             };
         };
         responses: {
@@ -12221,6 +12913,201 @@ export interface operations {
                 content: {
                     "application/json": {
                         data?: components["schemas"]["Location"][];
+                    } & components["schemas"]["CollectionEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    createMailbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MailboxInput"];
+                "application/x-www-form-urlencoded": components["schemas"]["MailboxInput"];
+            };
+        };
+        responses: {
+            /** @description New Mailbox successful. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["Mailbox"];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    getMailbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Mailbox found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["Mailbox"];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    updateMailbox: {
+        parameters: {
+            query?: {
+                mbx_address?: string;
+                mbx_is_default?: boolean;
+                mbx_security_level?: "standard" | "private" | "fortress";
+            };
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Mailbox update successful. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["Mailbox"];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    deleteMailbox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deletion successful. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["Mailbox"];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    listMailboxs: {
+        parameters: {
+            query?: {
+                numperpage?: number;
+                page?: number;
+                sdirection?: "ASC" | "DESC";
+                /** @description a declared column, with or without the table prefix */
+                sort?: "mbx_mailbox_id" | "mailbox_id" | "mbx_usr_user_id" | "usr_user_id" | "mbx_address" | "address" | "mbx_security_level" | "security_level" | "mbx_is_default" | "is_default" | "mbx_create_time" | "create_time" | "mbx_update_time" | "update_time" | "mbx_delete_time" | "delete_time";
+            };
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["Mailbox"][];
                     } & components["schemas"]["CollectionEnvelope"];
                 };
             };
