@@ -11,6 +11,7 @@ import { buildApp } from '../dist/http/app.js';
 import { createServices } from '../dist/services.js';
 import { createTier } from '../dist/tiers/tiers.js';
 
+import { writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 
 const host = '127.0.0.1';
@@ -19,6 +20,22 @@ if (!dataDir) throw new Error('BENCH_DATA_DIR is required');
 const config = { ...loadConfig({ ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' }), host, port: 0 };
 await mkdir(`${dataDir}/db`, { recursive: true });
 const database = await openDatabase({ dataDir: `${dataDir}/db` });
+// BENCH_QUERIES=1: every statement's count and total time, printed to stderr when the server stops.
+const queryStats = new Map();
+if (process.env.BENCH_QUERIES) {
+  const query = database.pglite.query.bind(database.pglite);
+  database.pglite.query = async (text, ...rest) => {
+    const start = process.hrtime.bigint();
+    try {
+      return await query(text, ...rest);
+    } finally {
+      const stat = queryStats.get(text) ?? { count: 0, ms: 0 };
+      stat.count++;
+      stat.ms += Number(process.hrtime.bigint() - start) / 1e6;
+      queryStats.set(text, stat);
+    }
+  };
+}
 await migrateToLatest(database.db);
 const services = await createServices({ config, database });
 for (const [name, value] of Object.entries({
@@ -41,6 +58,9 @@ const app = await buildApp(services, { logger: false });
 await app.listen({ host, port: 0 });
 process.stdout.write(`${JSON.stringify({ port: app.server.address().port, pid: process.pid, headers: { public_key: key.publicKey, secret_key: key.secretKey } })}\n`);
 process.once('SIGTERM', async () => {
+  for (const [text, stat] of [...queryStats].filter(([, s]) => s.count > 2).sort((a, b) => b[1].ms - a[1].ms).slice(0, 20)) {
+    writeSync(2, `${String(stat.count).padStart(6)} ${stat.ms.toFixed(0).padStart(7)} ms  ${text.replace(/\s+/g, ' ').slice(0, 150)}\n`);
+  }
   await app.close();
   await services.close();
   await database.close();

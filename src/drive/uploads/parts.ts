@@ -1,8 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, stat, truncate, unlink } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 // Part files: the bytes of a pending upload, appended chunk by chunk in DATA_DIR/uploads. A chunk is
@@ -76,61 +76,135 @@ export class ChunkBodyError extends Error {
   }
 }
 
-/** Passes exactly `length` bytes into the hash; more, or fewer by the end, fails the stream. */
-class ChunkMeter extends Transform {
-  private count = 0;
+/**
+ * Bytes a chunk may hold in memory while the previous write is on the disk: above it the request is
+ * paused (backpressure to the client through TCP). One batch being written plus one gathering, so an
+ * upload holds at most about twice this (plus one socket read) at any time.
+ */
+export const CHUNK_WRITE_BATCH_BYTES = 1024 * 1024;
 
-  constructor(
-    private readonly length: number,
-    private readonly hash: Hash,
-  ) {
-    super();
+/** Writes all of `buffers` at `position` (writev writes fewer bytes when it hits IOV_MAX). */
+async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest, position);
+    position += bytesWritten;
+    let i = 0;
+    while (i < rest.length && bytesWritten >= rest[i]!.length) bytesWritten -= rest[i++]!.length;
+    rest = rest.slice(i);
+    if (rest.length > 0 && bytesWritten > 0) rest[0] = rest[0]!.subarray(bytesWritten);
   }
+}
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.count += chunk.length;
-    if (this.count > this.length) return done(new ChunkBodyError('long'));
-    this.hash.update(chunk);
-    done(null, chunk);
-  }
+/**
+ * Streams exactly `length` bytes of `body` to `handle` from `position`, through `hash`. Each socket read
+ * is hashed as it arrives (on this thread) while the batch before it is being written (on the libuv
+ * pool), so hashing, receiving and writing overlap; writes are batched (one writev per batch) rather than
+ * one per socket read. Settles only once no write is in flight, so the caller can cut the file back.
+ */
+function receiveChunk(handle: FileHandle, o: { position: number; length: number; body: Readable; hash: Hash; stallMs: number }): Promise<void> {
+  const { body, hash, length } = o;
+  return new Promise<void>((resolve, reject) => {
+    let count = 0;
+    let position = o.position;
+    let gathering: Buffer[] = [];
+    let gatheredBytes = 0;
+    let writing = false;
+    let ended = false;
+    let failure: Error | null = null;
 
-  override _flush(done: TransformCallback): void {
-    done(this.count === this.length ? null : new ChunkBodyError('short'));
-  }
+    const detach = () => {
+      clearTimeout(stall);
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
+    const settle = () => (failure ? reject(failure) : resolve());
+    // The request stream is only detached and paused, never destroyed, so the client still gets its answer.
+    const fail = (e: Error) => {
+      if (failure) return;
+      failure = e;
+      detach();
+      body.pause();
+      gathering = [];
+      if (!writing) settle();
+    };
+    const flush = () => {
+      if (writing || failure) return;
+      if (gathering.length === 0) {
+        if (ended) {
+          detach();
+          settle();
+        }
+        return;
+      }
+      const batch = gathering;
+      const bytes = gatheredBytes;
+      gathering = [];
+      gatheredBytes = 0;
+      writing = true;
+      if (!ended) body.resume();
+      writeAll(handle, batch, position).then(
+        () => {
+          writing = false;
+          position += bytes;
+          if (failure) settle();
+          else flush();
+        },
+        (e: Error) => {
+          writing = false;
+          fail(e);
+        },
+      );
+    };
+    function onData(chunk: Buffer) {
+      count += chunk.length;
+      if (count > length) return fail(new ChunkBodyError('long'));
+      hash.update(chunk);
+      gathering.push(chunk);
+      gatheredBytes += chunk.length;
+      if (gatheredBytes >= CHUNK_WRITE_BATCH_BYTES) body.pause();
+      flush();
+    }
+    function onEnd() {
+      ended = true;
+      if (count !== length) return fail(new ChunkBodyError('short'));
+      flush();
+    }
+    function onError() {
+      fail(new ChunkBodyError('dropped'));
+    }
+    function onClose() {
+      if (!body.readableEnded) fail(new ChunkBodyError('dropped'));
+    }
+    const stall = setTimeout(() => fail(new ChunkBodyError('stalled')), o.stallMs);
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+    if (body.destroyed && !body.readableEnded) fail(new ChunkBodyError('dropped'));
+  });
 }
 
 /**
  * Writes one chunk of `length` bytes from `body` at `start` (the part file's end), feeding `hash`. The
  * whole chunk must arrive within `stallMs`; on any failure the file is cut back to `start` and the error
- * says why (ChunkBodyError), so the caller can answer and leave received_bytes as it was. The request
- * stream itself is only detached, never destroyed, so a stalled client still gets its answer.
+ * says why (ChunkBodyError), so the caller can answer and leave received_bytes as it was. No fsync here:
+ * completion fsyncs the whole part file before it becomes a blob, and a crash that loses acknowledged
+ * bytes from the page cache leaves the file shorter than received_bytes, which the next chunk or
+ * completion sees and lowers (the client resumes from there, DESIGN 9's 409 received_bytes answer).
  */
 export async function appendChunk(opts: { file: string; start: number; length: number; body: Readable; hash: Hash; stallMs: number }): Promise<void> {
   await mkdir(path.dirname(opts.file), { recursive: true });
-  await (await open(opts.file, 'a')).close();
-  await truncate(opts.file, opts.start);
-  const { body } = opts;
-  const meter = new ChunkMeter(opts.length, opts.hash);
-  const fail = (failure: ChunkFailure) => {
-    body.unpipe(meter);
-    meter.destroy(new ChunkBodyError(failure));
-  };
-  const stall = setTimeout(() => fail('stalled'), opts.stallMs);
-  const dropped = () => fail('dropped');
-  const closed = () => {
-    if (!body.readableEnded) fail('dropped');
-  };
-  body.once('error', dropped);
-  body.once('close', closed);
-  body.pipe(meter);
+  const handle = await open(opts.file, constants.O_WRONLY | constants.O_CREAT);
   try {
-    await pipeline(meter, createWriteStream(opts.file, { flags: 'r+', start: opts.start }));
+    await handle.truncate(opts.start);
+    await receiveChunk(handle, { position: opts.start, length: opts.length, body: opts.body, hash: opts.hash, stallMs: opts.stallMs });
   } catch (e) {
-    await truncate(opts.file, opts.start).catch(() => {});
+    await handle.truncate(opts.start).catch(() => {});
     throw e;
   } finally {
-    clearTimeout(stall);
-    body.off('error', dropped);
-    body.off('close', closed);
+    await handle.close();
   }
 }

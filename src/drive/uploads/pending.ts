@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { randomHex, sha256Hex } from '../../lib/crypto.js';
 
@@ -43,13 +43,9 @@ export function isUploadExpired(upload: { updateTime: Date }, now: Date): boolea
 
 const trimmed = (s: string | null) => (s === null ? null : s.trim());
 
-/** The upload the token names, or null. */
-export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdate?: boolean } = {}): Promise<PendingUpload | null> {
-  if (!/^[0-9a-f]{64}$/.test(token)) return null;
-  let q = db.selectFrom('fup_file_uploads').selectAll().where('fup_token_hash', '=', sha256Hex(token));
-  if (opts.forUpdate) q = q.forUpdate();
-  const row = await q.executeTakeFirst();
-  if (!row) return null;
+type UploadRow = Selectable<DB['fup_file_uploads']>;
+
+function pendingUpload(row: UploadRow): PendingUpload {
   return {
     id: row.fup_file_upload_id,
     purpose: row.fup_purpose,
@@ -66,6 +62,17 @@ export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdat
     partName: row.fup_part_name,
     updateTime: row.fup_update_time,
   };
+}
+
+const TOKEN_RE = /^[0-9a-f]{64}$/;
+
+/** The upload the token names, or null. */
+export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdate?: boolean } = {}): Promise<PendingUpload | null> {
+  if (!TOKEN_RE.test(token)) return null;
+  let q = db.selectFrom('fup_file_uploads').selectAll().where('fup_token_hash', '=', sha256Hex(token));
+  if (opts.forUpdate) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row ? pendingUpload(row) : null;
 }
 
 /** What init fixes about an upload; the rest of a PendingUpload is the server's. */
@@ -103,17 +110,24 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
   return { token, expiresTime: uploadExpiresAt({ updateTime: u.now }) };
 }
 
-/** Takes the upload's chunk lease; null when another chunk holds it. */
-export async function takeLease(db: Kysely<DB>, uploadId: number, now: Date): Promise<{ lease: string; receivedBytes: number } | null> {
+/**
+ * Takes the chunk lease of `userId`'s live (unexpired) upload that the token names, in one statement (a
+ * chunk's first database round trip, on every chunk). Null when there is no such upload, or another chunk
+ * holds its lease: findUpload then tells which.
+ */
+export async function leaseUpload(db: Kysely<DB>, token: string, userId: number, now: Date): Promise<{ upload: PendingUpload; lease: string } | null> {
+  if (!TOKEN_RE.test(token)) return null;
   const lease = randomHex(16);
   const row = await db
     .updateTable('fup_file_uploads')
     .set({ fup_lease_token: lease, fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
-    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_token_hash', '=', sha256Hex(token))
+    .where('fup_usr_user_id', '=', userId)
+    .where('fup_update_time', '>', new Date(now.getTime() - UPLOAD_IDLE_SECONDS * 1000))
     .where((eb) => eb.or([eb('fup_lease_token', 'is', null), eb('fup_lease_until', '<', now)]))
-    .returning('fup_received_bytes')
+    .returningAll()
     .executeTakeFirst();
-  return row ? { lease, receivedBytes: Number(row.fup_received_bytes) } : null;
+  return row ? { upload: pendingUpload(row), lease } : null;
 }
 
 export async function releaseLease(db: Kysely<DB>, uploadId: number, lease: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { enforceAuthContract, resolveAuthContract } from '../../actions/auth-contract.js';
 import { parseContentRange } from '../../drive/uploads/content-range.js';
 import { appendChunk, ChunkBodyError, HashStates, partPath, partSize } from '../../drive/uploads/parts.js';
-import { findUpload, isUploadExpired, lowerReceived, recordReceived, releaseLease, takeLease, uploadExpiresAt, type PendingUpload } from '../../drive/uploads/pending.js';
+import { findUpload, isUploadExpired, leaseUpload, lowerReceived, recordReceived, releaseLease, uploadExpiresAt, type PendingUpload } from '../../drive/uploads/pending.js';
 import { driveStorageFor, installDriveStorage } from '../../drive/storage.js';
 import { success } from '../../http/envelope.js';
 import { actionError, transactionError, validationError } from '../../http/errors.js';
@@ -33,15 +33,19 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
   const hashes = new HashStates();
   const config = { feature: 'upload' as const, auth: 'surface' as const, meter: (request: FastifyRequest) => bucket.consume(request.ip) };
 
-  /** drive_active, the caller, and the caller's live upload: or the refusal. */
-  async function openUpload(request: FastifyRequest, capability: 'read' | 'write'): Promise<PendingUpload> {
-    const { token } = request.params as { token: string };
+  /** drive_active and the caller (with the capability): the caller's user id, or the refusal. */
+  async function caller(request: FastifyRequest, capability: 'read' | 'write'): Promise<number | undefined> {
     request.logAction = `drive_upload/${request.method}`;
     if (!settings.bool('drive_active')) throw actionError(403, 'Drive uploads are not available: setting drive_active is off', { setting: 'drive_active' });
     const principal = await request.authenticate();
     enforceAuthContract(principal, resolveAuthContract({ capability }, {}));
+    return principal.user?.usr_user_id;
+  }
+
+  /** The caller's live upload that the token names: or the refusal (anyone else's is the same 404). */
+  async function liveUpload(token: string, userId: number | undefined): Promise<PendingUpload> {
     const upload = await findUpload(db, token);
-    if (!upload || upload.userId !== principal.user?.usr_user_id) throw actionError(404, 'No such upload', { reason: 'not_found' });
+    if (!upload || upload.userId !== userId) throw actionError(404, 'No such upload', { reason: 'not_found' });
     if (isUploadExpired(upload, clock.now())) throw actionError(404, 'The upload has expired; start a new one', { reason: 'upload_expired' });
     return upload;
   }
@@ -56,8 +60,8 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
   const wrongStart = (upload: PendingUpload, receivedBytes: number, message = `Chunk must start at byte ${receivedBytes}`) =>
     actionError(409, message, { reason: 'wrong_offset', received_bytes: receivedBytes, expected_bytes: upload.expectedBytes });
 
-  async function putChunk(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const upload = await openUpload(request, 'write');
+  /** The chunk's headers against the upload: or the refusal. */
+  function checkChunkHeaders(request: FastifyRequest, upload: PendingUpload): { start: number; end: number; length: number } {
     const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== OCTET_STREAM) throw transactionError(`Chunks are sent as ${OCTET_STREAM}`, 415);
     const range = parseContentRange(request.headers['content-range']);
@@ -69,18 +73,33 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
     if (declared !== undefined && Number(declared) !== range.length) {
       throw validationError({ 'Content-Length': `must equal the Content-Range's ${range.length} bytes` });
     }
+    return range;
+  }
 
-    const now = clock.now();
-    const held = await takeLease(db, upload.id, now);
-    if (!held) throw actionError(409, 'Another chunk of this upload is being received; ask for received_bytes and resume', {
+  async function putChunk(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const { token } = request.params as { token: string };
+    const userId = await caller(request, 'write');
+    // The usual chunk finds its upload and takes the lease in one statement; the refusals (unknown or
+    // expired upload, bad headers, another chunk in progress) are then told apart in the usual order.
+    const leased = userId === undefined ? null : await leaseUpload(db, token, userId, clock.now());
+    const upload = leased?.upload ?? (await liveUpload(token, userId));
+    let range: { start: number; end: number; length: number };
+    try {
+      range = checkChunkHeaders(request, upload);
+    } catch (e) {
+      if (leased) await releaseLease(db, upload.id, leased.lease);
+      throw e;
+    }
+    if (!leased) throw actionError(409, 'Another chunk of this upload is being received; ask for received_bytes and resume', {
       reason: 'chunk_in_progress',
       received_bytes: upload.receivedBytes,
       expected_bytes: upload.expectedBytes,
     });
-    let leased = true;
+    const { lease } = leased;
+    let holding = true;
     try {
       const file = partPath(storage.uploadsDir, upload.partName);
-      let received = held.receivedBytes;
+      let received = upload.receivedBytes;
       // Bytes recorded but not on disk (a crash before the page cache reached it): resume from the disk.
       let onDisk = await partSize(file);
       // Chunks another node received: fetched from the shared staging.
@@ -89,7 +108,7 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
         hashes.forget(upload.id);
       }
       if (onDisk < received) {
-        await lowerReceived(db, upload.id, held.lease, onDisk);
+        await lowerReceived(db, upload.id, lease, onDisk);
         hashes.forget(upload.id);
         received = onDisk;
       }
@@ -108,16 +127,16 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
       const total = range.end + 1;
       const sha256 = total === upload.expectedBytes ? hash.copy().digest('hex') : null;
       const at = clock.now();
-      if (!(await recordReceived(db, upload.id, held.lease, { bytes: total, sha256, now: at }))) {
-        leased = false;
-        const current = await findUpload(db, (request.params as { token: string }).token);
+      if (!(await recordReceived(db, upload.id, lease, { bytes: total, sha256, now: at }))) {
+        holding = false;
+        const current = await findUpload(db, token);
         throw wrongStart(upload, current?.receivedBytes ?? 0, 'The chunk was not recorded; ask for received_bytes and resume');
       }
-      leased = false;
+      holding = false;
       hashes.remember(upload.id, total, hash);
       return reply.send(success(progress(upload, total, at), total === upload.expectedBytes ? 'All bytes received' : 'Chunk received'));
     } finally {
-      if (leased) await releaseLease(db, upload.id, held.lease);
+      if (holding) await releaseLease(db, upload.id, lease);
     }
   }
 
@@ -127,7 +146,7 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
     scope.addContentTypeParser(OCTET_STREAM, (_request, payload, done) => done(null, payload));
     scope.put('/drive_upload/:token', { config }, putChunk);
     scope.get('/drive_upload/:token', { config }, async (request, reply) => {
-      const upload = await openUpload(request, 'read');
+      const upload = await liveUpload((request.params as { token: string }).token, await caller(request, 'read'));
       return reply.send(success(progress(upload, upload.receivedBytes)));
     });
   });
