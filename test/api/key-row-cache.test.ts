@@ -5,12 +5,14 @@ import { revokeKey } from '../../src/accounts/api-keys.js';
 import { ROW_CHANGES } from '../../src/db/change-feed.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
+import { createTier } from '../helpers/tiers.js';
 
+// Each changes at least one row (the triggers notify per row written); the test makes a tier membership first.
 const PRINCIPAL_TABLE_WRITES: Record<string, string> = {
   apk_api_keys: `update apk_api_keys set apk_is_active = apk_is_active`,
   usr_users: `update usr_users set usr_nickname = usr_nickname`,
-  grm_group_members: `delete from grm_group_members where false`,
-  sbt_subscription_tiers: `update sbt_subscription_tiers set sbt_name = sbt_name where false`,
+  grm_group_members: `update grm_group_members set grm_assignment_method = grm_assignment_method`,
+  sbt_subscription_tiers: `update sbt_subscription_tiers set sbt_name = sbt_name`,
 };
 
 /** Waits (on real time, up to 5 s) for something another process causes; fails the test otherwise. */
@@ -134,6 +136,10 @@ describe('key rows across requests', () => {
 
   it.each(Object.entries(PRINCIPAL_TABLE_WRITES))('notifies every server when another process writes %s', async (table, statement) => {
     if (!onPostgres) return;
+    const { userId } = await t.createUser();
+    const tier = await createTier(t, { level: 7 });
+    await t.services.tiers.membership.assignManually(userId, tier.tierId, null);
+    await settle();
     const before = invalidations;
     await asOtherProcess(statement);
     await eventually(`a notification for ${table}`, () => invalidations > before);
