@@ -64,11 +64,16 @@ export class PGliteChangeFeed {
     this.handlers.live(true);
   }
 
+  /**
+   * Stops delivering, at once. The UNLISTEN is not waited for: it would wait for the connection, which a
+   * socket client's open transaction may hold while the server shuts down. (Should it land inside a
+   * transaction that rolls back, the session keeps listening with no listener: harmless.)
+   */
   private async quiet(): Promise<void> {
     listening.get(this.pglite)?.get(this.channel)?.delete(this.listener);
     const unlisten = this.unlisten;
     this.unlisten = undefined;
-    if (unlisten && !this.pglite.closed) await this.db.connection().execute(() => unlisten()).catch(() => {});
+    if (unlisten && !this.pglite.closed) void unlisten().catch(() => {});
   }
 
   async stop(): Promise<void> {
