@@ -2,7 +2,8 @@
 // One benchmark target per process, listening on 127.0.0.1 on a free port. It prints one JSON line
 // ({"port": N, ...}) once it is ready, then serves until SIGTERM.
 //
-//   node bench/server.mjs gatehouse   the real app from dist/, with a user, a machine key and generous limits
+//   node bench/server.mjs gatehouse   the real server from dist/ (startServer), with a member, a machine key,
+//                                     a tier, posts and generous limits
 //   node bench/server.mjs bare        baseline: bare Fastify answering a constant JSON object
 //   node bench/server.mjs select      baseline: bare Fastify doing one primary-key SELECT per request
 //
@@ -17,9 +18,7 @@ import { createMachineKey } from '../dist/accounts/api-keys.js';
 import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
-import { migrateToLatest } from '../dist/db/migrate.js';
-import { buildApp } from '../dist/http/app.js';
-import { createServices } from '../dist/services.js';
+import { startServer } from '../dist/server.js';
 
 const mode = process.argv[2];
 const host = '127.0.0.1';
@@ -30,31 +29,41 @@ function databaseOptions(config) {
   return { dataDir: process.env.BENCH_DATA_DIR };
 }
 
+/**
+ * The server as `npm start` runs it (startServer: first start creating the embedded database, socket
+ * server, scheduler, settings reload, request log), on a free port, with the log at warn (BENCH_LOG_LEVEL).
+ * Data: a tierless member (permission 0, no tier) with a machine key, one tier of level 1, BENCH_POSTS
+ * published posts (30), and one more gated to the tier.
+ */
 async function gatehouse() {
-  const config = { ...loadConfig(process.env), host, port: 0 };
-  const database = await openDatabase(databaseOptions(config));
-  await migrateToLatest(database.db);
-  const services = await createServices({ config, database });
+  if (!process.env.DATABASE_URL && !process.env.BENCH_DATA_DIR) throw new Error('BENCH_DATA_DIR is required without DATABASE_URL');
+  const env = { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: process.env.BENCH_DATA_DIR }) };
+  const config = { ...loadConfig(env), host, port: 0 };
+  const server = await startServer(config);
+  const { services } = server;
+  const db = services.db;
   await services.settings.set('api_require_https', false);
-  await services.settings.set('api_rate_limit_requests', 1_000_000_000);
-  await services.settings.set('api_auth_rate_limit_requests', 1_000_000_000);
+  for (const name of ['api_rate_limit_requests', 'api_auth_rate_limit_requests', 'api_session_rate_limit_requests']) await services.settings.set(name, 1_000_000_000);
   const email = 'bench@example.com';
   const password = 'bench-password-1';
   const now = new Date();
-  const userId = await createUser(database.db, { email, password, permission: 0, firstName: 'Bench', now });
-  const key = await createMachineKey(database.db, { userId, permission: 4, now });
-  // Posts for the CRUD read scenarios: published, ungated, with a realistic body.
+  const userId = await createUser(db, { email, password, permission: 0, firstName: 'Bench', now });
+  const key = await createMachineKey(db, { userId, permission: 4, now });
+  const posts = Number(process.env.BENCH_POSTS ?? 30);
+  // Posts for the CRUD read scenarios: published, ungated, with a realistic body; post 1 is the public one.
   await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_create_time, pst_update_time)
-    select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(1, 30) g`.execute(database.db);
-  services.requestLog.start();
-  const app = await buildApp(services, { logger: false });
-  await app.listen({ host, port: 0 });
-  const close = async () => {
-    await app.close();
-    await services.close();
-    await database.close();
+    select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(1, ${posts}) g`.execute(db);
+  const group = await sql`insert into grp_groups (grp_name, grp_category) values ('Supporters', 'subscription_tier') returning grp_group_id`.execute(db);
+  await sql`insert into sbt_subscription_tiers (sbt_grp_group_id, sbt_tier_level, sbt_name, sbt_display_name) values (${group.rows[0].grp_group_id}, 1, 'supporters', 'Supporters')`.execute(db);
+  const gated = await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_tier_min_level, pst_create_time, pst_update_time)
+    values (${userId}, 'Gated post', ${'Lorem ipsum dolor sit amet. '.repeat(40)}, true, now(), 1, now(), now()) returning pst_post_id`.execute(db);
+  return {
+    app: server.app,
+    close: async () => {
+      if (!(await server.close())) throw new Error('the server did not stop cleanly');
+    },
+    info: { email, password, user_id: userId, public_key: key.publicKey, secret_key: key.secretKey, gated_post_id: Number(gated.rows[0].pst_post_id) },
   };
-  return { app, close, info: { email, password, user_id: userId, public_key: key.publicKey, secret_key: key.secretKey } };
 }
 
 async function bare() {
@@ -105,7 +114,7 @@ const close = async () => {
   }
   await closeTarget();
 };
-process.stdout.write(`${JSON.stringify({ mode, port: app.server.address().port, ...info })}\n`);
+process.stdout.write(`${JSON.stringify({ mode, pid: process.pid, port: app.server.address().port, ...info })}\n`);
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT']) {

@@ -22,8 +22,10 @@ async function loadDocument(url) {
     return res.json();
   }
   // The client covers every plugin's actions and models; the server documents only the active ones.
+  // Loading the plugin modules puts their actions and models in the registries, and gives their channels.
+  const { pluginModules } = await import(path.join(root, 'dist', 'plugins', 'modules.js'));
   const { buildOpenApiDocument } = await import(path.join(root, 'dist', 'openapi', 'document.js'));
-  return buildOpenApiDocument({ isActive: () => true });
+  return buildOpenApiDocument({ isActive: () => true }, await pluginModules());
 }
 
 /** Written whole or not at all. */

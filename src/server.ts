@@ -7,6 +7,7 @@ import { bootstrapInitialAdmin } from './accounts/initial-admin.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './db/data-dir-lock.js';
 import { openDatabase, type Database } from './db/database.js';
+import { createEmbeddedDatabaseIfMissing } from './db/first-start.js';
 import { describeDatabase, embeddedDatabaseDir } from './db/location.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startSocketServer, type SocketServer } from './db/socket-server.js';
@@ -118,6 +119,8 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       const lock = acquireDataDirLock(config.dataDir, 'server');
       teardown.add(() => lock.release());
     }
+    // A first start creates the embedded database in a child process (see first-start.ts), then opens it.
+    if (embedded) await createEmbeddedDatabaseIfMissing(config.dataDir);
     const database: Database = await openDatabase({
       databaseUrl: config.databaseUrl,
       pgPoolMax: config.pgPoolMax,

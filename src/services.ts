@@ -12,6 +12,8 @@ import { Plugins } from './plugins/registry.js';
 import { Settings } from './settings/store.js';
 import { Scheduler } from './tasks/scheduler.js';
 import { allTasks } from './tasks/index.js';
+import { activeOnly, pluginModules } from './plugins/modules.js';
+import { pluginTasks } from './plugins/tasks.js';
 import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
@@ -20,7 +22,7 @@ import type { ReadCache } from './cache/read-cache.js';
 import { ReadCaches, attachReadCaches } from './cache/read-caches.js';
 import type { KeyRow } from './http/auth/authenticate.js';
 import { ROW_CHANGES } from './db/change-feed.js';
-import { VaultWindows } from './accounts/vault/window.js';
+import { VaultWindows, registerProtectionLevelSource } from './accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from './accounts/vault/window-store.js';
 
 export interface RateLimitBuckets {
@@ -83,6 +85,8 @@ const SAFETY_RELOAD_SECONDS = 30;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
+  // First: a plugin's settings, models and actions join the registries before anything reads them.
+  const plugged = await pluginModules();
   const db = opts.database.db;
   // Invalid tier feature definitions stop the start here, with a message naming the file and key.
   const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
@@ -115,7 +119,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const webSessions = new WebSessions(db, clock, settings);
   const requestLog = new RequestLog((table, columns, text) => opts.database.copyRows(table, columns, text));
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
-  const scheduler = new Scheduler(db, clock, allTasks(partial));
+  const scheduler = new Scheduler(db, clock, [...allTasks(partial), ...pluginTasks(plugged, { ...partial, tiers })]);
+  const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
   const changes = opts.readCaches === false ? undefined : opts.database.changes;
   const detach = changes ? attachReadCaches(db, caches) : undefined;
   const forgetOnWrite = changes?.onLocalWrite((tables) => caches.wrote(tables));
@@ -133,6 +138,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     vaultWindows: new VaultWindows(vaultWindowStore, clock),
     async close() {
       if (refresh) clearInterval(refresh);
+      for (const forget of forgetLevels) forget();
       forgetOnWrite?.();
       await feed?.stop();
       detach?.();

@@ -15,8 +15,6 @@ import changeTier from './store/change_tier.js';
 import ordersRecurringAction from './store/orders_recurring_action.js';
 import subscriptionSummary from './store/subscription_summary.js';
 import storeAccountTokenAction from './store/store_account_token.js';
-import mailboxPing from './plugins/mailbox/ping.js';
-import booking from './plugins/bookings/booking.js';
 import eventRegister from './events/event_register.js';
 import eventSessions from './events/event_sessions.js';
 import eventSessionsCourse from './events/event_sessions_course.js';
@@ -58,8 +56,8 @@ export const coreActions: Action[] = [
   ...vaultActions,
 ];
 
-/** Plugin actions, named '{plugin}/{action}' (or core-named with `plugin`); reachable only while their plugin is active. */
-export const pluginActions: Action[] = [mailboxPing, booking];
-
-/** The one registry. Building it validates every descriptor, so a contradiction stops the process at start. */
-export const actionRegistry = new ActionRegistry([...coreActions, ...pluginActions]);
+/**
+ * The one registry. Building it validates every descriptor, so a contradiction stops the process at start.
+ * Plugins' actions join it when their modules are installed (src/plugins/modules.ts).
+ */
+export const actionRegistry = new ActionRegistry(coreActions);

@@ -36,6 +36,22 @@ function usage(): string {
   return `usage:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 }
 
+/** A plugin's command group (`relay`, `node`, ...), looked up only when no core group has the name. */
+async function pluginCommand(name: string): Promise<{ usage: readonly string[]; load(): Promise<CommandGroup> } | undefined> {
+  const { pluginModules } = await import('../plugins/modules.js');
+  for (const plugin of await pluginModules()) {
+    const entry = plugin.cli && Object.hasOwn(plugin.cli, name) ? plugin.cli[name] : undefined;
+    if (entry) return { usage: entry.usage, load: async () => entry.group };
+  }
+  return undefined;
+}
+
+async function pluginUsage(): Promise<string> {
+  const { pluginModules } = await import('../plugins/modules.js');
+  const lines = (await pluginModules()).flatMap((p) => Object.values(p.cli ?? {}).flatMap((c) => c.usage.map((u) => `  ${u}   (plugin ${p.name})`)));
+  return lines.length > 0 ? `plugin commands:\n${lines.join('\n')}\n` : '';
+}
+
 function isBadInput(e: unknown): boolean {
   return (
     e instanceof CliUsageError ||
@@ -56,12 +72,12 @@ function isBadInput(e: unknown): boolean {
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    io[name === undefined ? 'stderr' : 'stdout'](usage());
+    io[name === undefined ? 'stderr' : 'stdout'](`${usage()}${await pluginUsage()}`);
     return name === undefined ? EXIT_BAD_INPUT : EXIT_OK;
   }
-  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  const command = Object.hasOwn(commands, name) ? commands[name] : await pluginCommand(name);
   if (!command) {
-    io.stderr(`gatehouse: unknown command '${name}'\n${usage()}`);
+    io.stderr(`gatehouse: unknown command '${name}'\n${usage()}${await pluginUsage()}`);
     return EXIT_BAD_INPUT;
   }
   try {

@@ -1,7 +1,9 @@
 import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import { pluginMigrations, pluginModules } from '../plugins/modules.js';
 import { migrations } from './migrations/index.js';
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+/** The core's migrations and every plugin's (named plugin_{name}_..., so they sort after the core's). */
+const provider: MigrationProvider = { getMigrations: async () => ({ ...migrations, ...pluginMigrations(await pluginModules()) }) };
 
 export class MigrationError extends Error {}
 
@@ -17,7 +19,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/** The newest migration name, reported as the schema version. */
+/** The newest core migration name, reported as the schema version. */
 export function latestSchemaVersion(): string {
   return Object.keys(migrations).sort().at(-1) ?? 'none';
 }

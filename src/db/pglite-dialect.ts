@@ -13,15 +13,80 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
-/** Serialises use of the one PGlite connection: a transaction holds it from BEGIN to COMMIT. */
-class ConnectionMutex {
-  private tail: Promise<void> = Promise.resolve();
+/**
+ * How long the one PGlite connection may pass from holder to holder within one turn of the event loop.
+ * PGlite runs in this thread and settles every query through microtasks, never through the event loop:
+ * without a bound, a queue of waiting statements (50 concurrent requests of two or three statements each)
+ * ran back to back in one turn, which then lasted 150 ms to over a second under load while no socket was
+ * read, no response flushed and no timer ran. Past the budget, the next holder gets the connection on the
+ * next turn (setImmediate, after the poll phase), still in arrival order.
+ */
+export const TURN_BUDGET_MS = 8;
+
+/**
+ * Serialises use of the one PGlite connection, first come first served: a transaction holds it from
+ * BEGIN to COMMIT. Hand-overs yield to the event loop once the current turn has used TURN_BUDGET_MS.
+ */
+export class ConnectionMutex {
+  private readonly waiting: Array<() => void> = [];
+  private held = false;
+  /** When the connection was first used in the current turn of the event loop; undefined between turns. */
+  private turnStart: number | undefined;
+  private nextTurnScheduled = false;
+
+  constructor(
+    private readonly budgetMs = TURN_BUDGET_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
   lock(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const acquired = this.tail.then(() => release);
-    this.tail = this.tail.then(() => next);
-    return acquired;
+    return new Promise((resolve) => {
+      const grant = () => resolve(this.releaser());
+      if (!this.held && this.waiting.length === 0 && this.markTurn() < this.budgetMs) {
+        this.held = true;
+        grant();
+        return;
+      }
+      this.waiting.push(grant);
+      if (!this.held) this.scheduleNextTurn();
+    });
+  }
+
+  /** Time used in this turn so far; the first use in a turn starts the clock and schedules its reset. */
+  private markTurn(): number {
+    const now = this.now();
+    if (this.turnStart === undefined) {
+      this.turnStart = now;
+      setImmediate(() => (this.turnStart = undefined));
+    }
+    return now - this.turnStart;
+  }
+
+  /** The first waiter gets the connection on the next turn, after the event loop has polled. */
+  private scheduleNextTurn(): void {
+    if (this.nextTurnScheduled) return;
+    this.nextTurnScheduled = true;
+    setImmediate(() => {
+      this.nextTurnScheduled = false;
+      if (this.held || this.waiting.length === 0) return;
+      this.held = true;
+      this.markTurn();
+      this.waiting.shift()!();
+    });
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (this.waiting.length > 0 && this.markTurn() < this.budgetMs) {
+        this.waiting.shift()!();
+        return;
+      }
+      this.held = false;
+      if (this.waiting.length > 0) this.scheduleNextTurn();
+    };
   }
 }
 

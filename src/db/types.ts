@@ -438,6 +438,10 @@ export interface FilesTable {
   fil_mime_type: Opt<string>;
   fil_is_trashed: Generated<boolean>;
   fil_trash_time: OptTime;
+  /** A sealed file's content key, sealed to its owner's vault (null: a plain file). */
+  fil_sealed_key: Opt<string>;
+  /** A sealed file's name, AES-256-GCM under its content key (fil_name is then null). */
+  fil_sealed_name: Opt<string>;
   fil_create_time: GeneratedTimestamp;
   fil_update_time: GeneratedTimestamp;
   fil_delete_time: OptTime;
@@ -463,6 +467,8 @@ export interface FoldersTable {
   fol_name: string;
   fol_is_trashed: Generated<boolean>;
   fol_trash_time: OptTime;
+  /** Files in it (and in folders made inside it) are sealed under the owner's vault. */
+  fol_is_sealed: Generated<boolean>;
   fol_create_time: GeneratedTimestamp;
   fol_update_time: GeneratedTimestamp;
   fol_delete_time: OptTime;
@@ -523,6 +529,8 @@ export interface FileUploadsTable {
   /** The uploader. */
   fup_usr_user_id: number;
   fup_name: Opt<string>;
+  /** Into a sealed folder: the name sealed to the owner's vault public key (fup_name is then null). */
+  fup_sealed_name: Opt<string>;
   fup_mime_type: Opt<string>;
   fup_fol_folder_id: Opt<number>;
   /** Set when the upload is a new version of this file. */

@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { formatTimestamp } from '../lib/time.js';
+import type { SealedReader } from '../accounts/vault/sealed.js';
 import type { BlobStore } from './blobs/store.js';
+import { openSealedName } from './sealed-files.js';
 
 // The one path by which Drive rows reference blob bytes. Every row that references a blob (a file's
 // current content, a kept version) holds one count on fbb_refcount, taken and given back in the same
@@ -224,10 +226,14 @@ export async function deleteVersions(
   return orphaned;
 }
 
-/** A Drive file as actions return it (DESIGN 9). */
+/**
+ * A Drive file as actions return it (DESIGN 9). A sealed file (in a sealed folder, DESIGN 10) has `sealed`
+ * true and `content_locked` set: while its owner's vault is not open to the reader, name is null and
+ * content_locked true. Its sha256 is always null (the stored blob is ciphertext; the plaintext hash is not kept).
+ */
 export interface DriveFile {
   file_id: number;
-  name: string;
+  name: string | null;
   folder_id: number | null;
   size_bytes: number;
   mime_type: string | null;
@@ -237,6 +243,9 @@ export interface DriveFile {
   owner_user_id: number;
   create_time: string;
   update_time: string;
+  /** Present (true) on sealed files only. */
+  sealed?: true;
+  content_locked?: boolean;
 }
 
 /**
@@ -258,6 +267,8 @@ export function selectDriveFiles(db: Kysely<DB>) {
       'fil_create_time',
       'fil_update_time',
       'fil_fbb_file_blob_id',
+      'fil_sealed_key',
+      'fil_sealed_name',
       'fbb_sha256',
       (eb) =>
         eb
@@ -272,23 +283,42 @@ export function selectDriveFiles(db: Kysely<DB>) {
 
 export type DriveFileRow = Awaited<ReturnType<ReturnType<typeof selectDriveFiles>['executeTakeFirstOrThrow']>>;
 
+/** The file as anyone reads it without opening sealed content: a sealed file's name null, content_locked true. */
 export function toDriveFile(row: DriveFileRow): DriveFile {
+  const sealed = row.fil_sealed_key !== null;
   return {
     file_id: row.fil_file_id,
-    name: row.fil_name ?? '',
+    name: sealed ? null : (row.fil_name ?? ''),
     folder_id: row.fil_fol_folder_id,
     size_bytes: row.fil_size_bytes ?? 0,
     mime_type: row.fil_mime_type,
-    sha256: row.fbb_sha256 === null ? null : row.fbb_sha256.trim(),
+    sha256: row.fbb_sha256 === null || sealed ? null : row.fbb_sha256.trim(),
     version_count: Number(row.version_count ?? 0),
     is_trashed: row.fil_is_trashed,
     owner_user_id: row.fil_usr_user_id ?? 0,
     create_time: formatTimestamp(row.fil_create_time),
     update_time: formatTimestamp(row.fil_update_time),
+    ...(sealed ? { sealed: true, content_locked: true } : {}),
   };
 }
 
-export async function loadDriveFile(db: Kysely<DB>, fileId: number): Promise<DriveFile | null> {
+/** The files as this reader sees them: sealed names opened where the reader's vault window allows. */
+export async function driveFilesFor(rows: DriveFileRow[], reader: SealedReader | null): Promise<DriveFile[]> {
+  const out: DriveFile[] = [];
+  for (const row of rows) {
+    const file = toDriveFile(row);
+    if (file.sealed) Object.assign(file, await openSealedName(row, reader));
+    out.push(file);
+  }
+  return out;
+}
+
+export async function loadDriveFile(db: Kysely<DB>, fileId: number, reader: SealedReader | null): Promise<DriveFile | null> {
   const row = await selectDriveFiles(db).where('fil_file_id', '=', fileId).executeTakeFirst();
-  return row ? toDriveFile(row) : null;
+  return row ? (await driveFilesFor([row], reader))[0]! : null;
+}
+
+/** The owners whose sealed content these files show opened (an answer holding them is stored sealed). */
+export function openedSealedOwners(files: DriveFile[]): number[] {
+  return [...new Set(files.filter((f) => f.sealed && f.content_locked === false).map((f) => f.owner_user_id))];
 }

@@ -88,6 +88,8 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
     if (applyCors(request, reply, settings)) return reply;
     await meter(request);
     checkClientVersion(request, settings);
+    const plugin = request.routeOptions.config.plugin;
+    if (plugin !== undefined && !services.plugins.isActive(plugin)) throw noEndpoint(request);
     const auth = request.routeOptions.config.auth ?? 'required';
     if (auth === 'required' && !request.is404) {
       const principal = await request.authenticate();

@@ -33,6 +33,8 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** The route's own rate-limit bucket, counted instead of the general one (the Drive upload bucket). */
     meter?: (request: FastifyRequest) => Promise<void>;
+    /** Set on a plugin's routes (src/plugins/modules.ts): while it is inactive they answer as unknown. */
+    plugin?: string;
   }
   interface FastifyRequest {
     startedAt: number;

@@ -36,7 +36,6 @@ const modules: Array<Record<string, unknown>> = await Promise.all([
   import('./subscription-tier.js'),
   import('./group.js'),
   import('./group-member.js'),
-  import('../plugins/bookings/models.js'),
 ]);
 
 function isModel(v: unknown): v is Model {
@@ -46,14 +45,18 @@ function isModel(v: unknown): v is Model {
 export class ModelRegistry {
   private readonly byClass = new Map<string, Model>();
 
+  private readonly tables = new Set<string>();
+
   constructor(models: Iterable<Model>) {
-    const tables = new Set<string>();
-    for (const m of models) {
-      if (this.byClass.has(m.className)) throw new Error(`model ${m.className} declared twice`);
-      if (tables.has(m.table)) throw new Error(`table ${m.table} declared by two models`);
-      this.byClass.set(m.className, m);
-      tables.add(m.table);
-    }
+    for (const m of models) this.add(m);
+  }
+
+  /** Core models at load; a plugin's when its module is installed (src/plugins/modules.ts). */
+  add(m: Model): void {
+    if (this.byClass.has(m.className)) throw new Error(`model ${m.className} declared twice`);
+    if (this.tables.has(m.table)) throw new Error(`table ${m.table} declared by two models`);
+    this.byClass.set(m.className, m);
+    this.tables.add(m.table);
   }
 
   all(): Model[] {

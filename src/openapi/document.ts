@@ -1,4 +1,5 @@
 import type { PluginState } from '../actions/registry.js';
+import type { PluginModule } from '../plugins/modules.js';
 import { API_VERSION } from '../http/envelope.js';
 import { serviceVersion } from '../version.js';
 import { addActions } from './actions.js';
@@ -11,12 +12,12 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
 
 /**
  * The OpenAPI 3.1 document of /api/v1, built from the registries that drive the API: the fixed
- * endpoints, every action reachable with the active plugins, every CRUD class exposed for a verb, and
+ * endpoints and the active plugins' channels, every action reachable with the active plugins, every CRUD class exposed for a verb, and
  * every management handler.
  */
-export function buildOpenApiDocument(plugins: PluginState): OpenApiDocument {
+export function buildOpenApiDocument(plugins: PluginState, modules: readonly PluginModule[] = []): OpenApiDocument {
   const doc = new DocumentBuilder();
-  addFixedEndpoints(doc);
+  addFixedEndpoints(doc, modules.filter((m) => plugins.isActive(m.name)).flatMap((m) => m.openApi ?? []));
   addActions(doc, plugins);
   addManagement(doc);
   addCrud(doc, plugins);
@@ -40,13 +41,16 @@ export function buildOpenApiDocument(plugins: PluginState): OpenApiDocument {
 export class OpenApiCache {
   private readonly built = new Map<string, string>();
 
-  constructor(private readonly plugins: PluginState & { list(): Array<{ name: string; active: boolean }> }) {}
+  constructor(
+    private readonly plugins: PluginState & { list(): Array<{ name: string; active: boolean }> },
+    private readonly modules: readonly PluginModule[] = [],
+  ) {}
 
   json(): string {
     const key = this.plugins.list().filter((p) => p.active && this.plugins.isActive(p.name)).map((p) => p.name).sort().join(',');
     let text = this.built.get(key);
     if (text === undefined) {
-      text = JSON.stringify(buildOpenApiDocument(this.plugins));
+      text = JSON.stringify(buildOpenApiDocument(this.plugins, this.modules));
       this.built.set(key, text);
     }
     return text;

@@ -7,7 +7,7 @@ import { timestampSchema, type JsonSchema } from './json-schema.js';
  * registry behind them, so their shapes are declared here, once. A test holds this list to the routes
  * the server actually registers.
  */
-interface FixedEndpoint {
+export interface FixedEndpoint {
   path: string;
   method: Method;
   operationId: string;
@@ -17,6 +17,8 @@ interface FixedEndpoint {
   parameters?: unknown[];
   body?: { required: boolean; content: Record<string, JsonSchema> };
   data: JsonSchema;
+  /** A 200 that streams bytes of this media type with no envelope (data is then unused). */
+  streams?: string;
   errors: ErrorRow[];
   /** Answered outside the general bucket (its own rate limit) or before authentication: said in the text. */
   description?: string;
@@ -116,8 +118,12 @@ function row409(meaning: string): ErrorRow {
 
 export const FIXED_ENDPOINTS: ReadonlyArray<Pick<FixedEndpoint, 'path' | 'method'>> = ENDPOINTS;
 
-export function addFixedEndpoints(doc: DocumentBuilder): void {
-  for (const e of ENDPOINTS) {
+/** The fixed endpoints, and those of the active plugins' special channels (PluginModule.openApi). */
+export function addFixedEndpoints(doc: DocumentBuilder, pluginEndpoints: readonly FixedEndpoint[] = []): void {
+  for (const e of [...ENDPOINTS, ...pluginEndpoints]) {
+    const ok = e.streams
+      ? { description: `${e.summary}: the bytes, with no envelope`, content: { [e.streams]: { schema: { type: 'string', contentMediaType: e.streams } } } }
+      : doc.success(e.summary, e.data);
     doc.add(e.path, e.method, {
       operationId: e.operationId,
       tags: [e.tag],
@@ -126,7 +132,7 @@ export function addFixedEndpoints(doc: DocumentBuilder): void {
       security: e.security,
       ...(e.parameters ? { parameters: e.parameters } : {}),
       ...(e.body ? { requestBody: { required: e.body.required, content: Object.fromEntries(Object.entries(e.body.content).map(([type, schema]) => [type, { schema }])) } } : {}),
-      responses: { 200: doc.success(e.summary, e.data), ...doc.errors(e.errors) },
+      responses: { 200: ok, ...doc.errors(e.errors) },
     });
   }
 }

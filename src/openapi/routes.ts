@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { SECURITY_HEADERS } from '../http/transport.js';
 import type { Services } from '../services.js';
+import { pluginModules } from '../plugins/modules.js';
 import { OpenApiCache } from './document.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -64,7 +65,7 @@ const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self
  * /api/docs. The document follows the active plugins: one build per plugin set, reused.
  */
 export async function openApiRoutes(app: FastifyInstance, services: Services): Promise<void> {
-  const cache = new OpenApiCache(services.plugins);
+  const cache = new OpenApiCache(services.plugins, await pluginModules());
   const assets = new Map<string, { type: string; body: Buffer | string }>([['init.js', { type: 'application/javascript; charset=utf-8', body: INIT_SCRIPT }]]);
 
   app.addHook('onRequest', async (_request, reply) => {

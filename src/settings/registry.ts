@@ -1,6 +1,7 @@
 import { settingDefinitions, type SettingDefinition } from './definitions.js';
 
-const byName = new Map(settingDefinitions.map((d) => [d.name, d]));
+const definitions: SettingDefinition[] = [...settingDefinitions];
+const byName = new Map(definitions.map((d) => [d.name, d]));
 
 export class SettingError extends Error {}
 
@@ -9,7 +10,16 @@ export function settingDefinition(name: string): SettingDefinition | undefined {
 }
 
 export function allSettingDefinitions(): readonly SettingDefinition[] {
-  return settingDefinitions;
+  return definitions;
+}
+
+/** A plugin's settings join the core's (src/plugins/modules.ts); a name may be declared once. */
+export function registerSettingDefinitions(defs: readonly SettingDefinition[]): void {
+  for (const d of defs) {
+    if (byName.has(d.name)) throw new SettingError(`setting ${d.name} is declared twice`);
+    definitions.push(d);
+    byName.set(d.name, d);
+  }
 }
 
 /** Checks a value against its definition; returns the canonical value or throws SettingError. */

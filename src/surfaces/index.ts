@@ -9,6 +9,8 @@ import { managementSurface } from './management/index.js';
 import { formsSurface } from './forms/index.js';
 import { webhooksSurface } from './webhooks/index.js';
 import { driveUploadSurface } from './drive/uploads.js';
+import { pluginModules } from '../plugins/modules.js';
+import { withinPlugin } from '../plugins/routes.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
@@ -20,6 +22,10 @@ export async function registerSurfaces(api: FastifyInstance, services: Services)
   await formsSurface(api, services);
   await webhooksSurface(api, services);
   await driveUploadSurface(api, services);
+  for (const plugin of await pluginModules()) {
+    const routes = plugin.apiRoutes;
+    if (routes) await api.register(async (scope) => routes(withinPlugin(scope, plugin.name), services));
+  }
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

@@ -21,12 +21,15 @@ export interface TaskDefinition {
    * and not recorded.
    */
   periodSeconds?(): number;
+  /** A plugin's task runs only while its plugin is active (src/plugins/tasks.ts); otherwise skipped, not recorded. */
+  plugin?: { name: string; isActive(): boolean };
   run(ctx: TaskContext): Promise<Record<string, unknown>>;
 }
 
 export type TaskOutcome =
   | { task: string; result: Record<string, unknown> }
   | { task: string; skipped: 'running_elsewhere' }
+  | { task: string; skipped: 'plugin_inactive'; plugin: string }
   | { task: string; skipped: 'not_due'; next_due_time: string | null }
   | { task: string; error: string };
 
@@ -96,6 +99,7 @@ export class Scheduler {
 
   /** Runs the task under its lock; `woken` (the timer's call) also skips a task another node ran this interval. */
   async runOne(task: TaskDefinition, opts: { woken?: boolean } = {}): Promise<TaskOutcome> {
+    if (task.plugin && !task.plugin.isActive()) return { task: task.name, skipped: 'plugin_inactive', plugin: task.plugin.name };
     return this.db.connection().execute(async (conn) => {
       const key = lockKey(task.name);
       const got = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(conn);

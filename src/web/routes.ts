@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SECURITY_HEADERS } from '../http/transport.js';
 import { isApiError } from '../http/errors.js';
+import { pluginModules } from '../plugins/modules.js';
 import { PROJECT_ROOT } from '../plugins/registry.js';
 import type { Services } from '../services.js';
 import { html } from './html.js';
@@ -51,9 +52,9 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
     return sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Error', html`<div class="card"><p class="error">${message}</p></div>`), status);
   });
 
-  web.setNotFoundHandler(async (_request, reply) =>
-    sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Not found', html`<div class="card"><p>There is no page here.</p></div>`), 404),
-  );
+  const notFound = (reply: FastifyReply) =>
+    sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Not found', html`<div class="card"><p>There is no page here.</p></div>`), 404);
+  web.setNotFoundHandler(async (_request, reply) => notFound(reply));
 
   accountPages(web, services);
   contentPages(web, services);
@@ -73,4 +74,14 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   driveFilePages(web, services);
   dashboardPage(web, services);
   pricingPage(web, services);
+
+  // A plugin's pages: while it is inactive, the same not-found page as a path that was never a page.
+  for (const plugin of await pluginModules()) {
+    const pages = plugin.webRoutes;
+    if (!pages) continue;
+    await web.register(async (scope) => {
+      scope.addHook('onRequest', async (_request, reply) => (services.plugins.isActive(plugin.name) ? undefined : notFound(reply)));
+      await pages(scope, services);
+    });
+  }
 }

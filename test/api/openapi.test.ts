@@ -123,7 +123,15 @@ describe('GET /api/openapi.json', () => {
   });
 
   it('documents every fixed route the server registers under /api/v1 (the registries cover the rest)', async () => {
-    const doc = await fetchDoc();
+    // Plugin channels are registered always and documented while their plugin is active: switch all on.
+    const plugins = t.services.plugins.list().map((p) => p.name);
+    for (const name of plugins) await t.services.plugins.setActive(name, true);
+    let doc: Awaited<ReturnType<typeof fetchDoc>>;
+    try {
+      doc = await fetchDoc();
+    } finally {
+      for (const name of plugins) await t.services.plugins.setActive(name, false);
+    }
     const documented = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.replace(/\{[^}]+\}/g, '{}')}`)));
     const fixed = registeredRoutes(t.app.printRoutes({ commonPrefix: false }))
       .filter(({ path }) => path.startsWith('/api/v1/'))
@@ -137,6 +145,8 @@ describe('GET /api/openapi.json', () => {
   it('shows plugin actions and models only while their plugin is active', async () => {
     const before = await fetchDoc();
     expect(before.paths['/action/mailbox/ping']).toBeUndefined();
+    expect(before.paths['/relay/bundle']).toBeUndefined();
+    expect(before.paths['/relay/born']).toBeUndefined();
     const pluginModels = models.all().filter((m) => m.plugin === 'bookings' && m.exposure.readable);
     expect(pluginModels.length).toBeGreaterThan(0);
     for (const m of pluginModels) expect(before.paths[`/${m.className}s`]).toBeUndefined();
@@ -145,6 +155,8 @@ describe('GET /api/openapi.json', () => {
     try {
       const after = await fetchDoc();
       expect(after.paths['/action/mailbox/ping']?.post).toBeDefined();
+      expect(after.paths['/relay/bundle']?.get?.responses['200'].content).toHaveProperty('application/gzip');
+      expect(after.paths['/relay/born']?.post?.security).toEqual([]);
       expect(after.paths['/action/booking']?.post).toBeDefined();
       for (const m of pluginModels) expect(after.paths[`/${m.className}s`]?.get).toBeDefined();
       expect((await new Validator().validate(after as never)).valid).toBe(true);

@@ -417,6 +417,42 @@ describe('rotation', () => {
     await post(m.c, 'vault_lock');
     expect((await unlockByPasskey(m.c, m.auth)).json.data).toMatchObject({ unlocked: true, key_generation: 2 });
   });
+
+  it('keeps only the passkey used for the rotation: another passkey unlocker must be added again', async () => {
+    const m = await memberWithVault();
+    await stepUp(m.c, m.auth);
+    const second = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
+    const secondId = await enrollPasskey(m.c, second);
+    const addOptions = await post(m.c, 'vault_add_passkey_options');
+    expect((await post(m.c, 'vault_add_passkey_verify', { ...second.assert(addOptions.json.data), prf_output: prfOf(second.credentials[0]!.id) })).statusCode).toBe(200);
+    expect((await status(m.c)).unlockers.filter((u: { type: string }) => u.type === 'passkey')).toHaveLength(2);
+
+    const options = await post(m.c, 'vault_rotate_options');
+    const rotated = await post(m.c, 'vault_rotate_verify', { ...second.assert(options.json.data, second.credentials[0]), prf_output: prfOf(second.credentials[0]!.id) });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json.data.unlockers.filter((u: { type: string }) => u.type === 'passkey').map((u: { passkey_id: number }) => u.passkey_id)).toEqual([secondId]);
+    const live = await t.services.db
+      .selectFrom('uew_user_encryption_wrappings')
+      .select(['uew_type', 'uew_pky_passkey_id', 'uew_generation'])
+      .where('uew_uev_user_encryption_vault_id', '=', (await vaultOf(t.services.db, m.userId))!.id)
+      .where('uew_delete_time', 'is', null)
+      .execute();
+    expect(live.every((w) => w.uew_generation === 2)).toBe(true);
+    expect(live.filter((w) => w.uew_type === 'passkey').map((w) => w.uew_pky_passkey_id)).toEqual([secondId]);
+
+    await post(m.c, 'vault_lock');
+    // The first passkey is no longer offered, and its PRF output opens nothing.
+    const unlockOptions = await post(m.c, 'vault_unlock_options');
+    expect(unlockOptions.json.data.allowCredentials.map((c: { id: string }) => c.id)).toEqual([second.credentials[0]!.id]);
+    const first = await post(m.c, 'vault_unlock_passkey', { ...m.auth.assert({ ...unlockOptions.json.data, allowCredentials: [] }), prf_output: prfOf(m.auth.credentials[0]!.id) });
+    expect([first.statusCode, first.json.errortype]).toEqual([422, 'ActionError']);
+    expect((await status(m.c)).unlocked).toBe(false);
+    const byCode = await post(m.c, 'vault_unlock_recovery', { password: m.password, code: m.codes[0] });
+    expect(byCode.json.data.reason).toBe('unlock_failed');
+    const secondOptions = await post(m.c, 'vault_unlock_options');
+    const ok = await post(m.c, 'vault_unlock_passkey', { ...second.assert(secondOptions.json.data, second.credentials[0]), prf_output: prfOf(second.credentials[0]!.id) });
+    expect(ok.json.data).toMatchObject({ unlocked: true, key_generation: 2 });
+  });
 });
 
 describe('key material', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { coreActions, pluginActions } from '../../src/actions/index.js';
+import { actionRegistry } from '../../src/actions/index.js';
+import { pluginModules } from '../../src/plugins/modules.js';
 import { models } from '../../src/models/index.js';
 
 // A fuzzer built from the registries (issue 31): random verbs, paths (actions, models, surfaces, pages and
@@ -25,7 +26,9 @@ export interface FuzzKeys {
 }
 
 /** Every action's name with its input field names (wrongly typed values are then generated per field). */
-const ACTIONS = [...coreActions, ...pluginActions].map((a) => ({ name: a.name, fields: a.descriptor.input ? Object.keys(a.descriptor.input) : [] }));
+// Plugins' actions and models join the registries when their modules load.
+await pluginModules();
+const ACTIONS = actionRegistry.available({ isActive: () => true }).map((a) => ({ name: a.name, fields: a.descriptor.input ? Object.keys(a.descriptor.input) : [] }));
 const MODELS = models.all().map((m) => m.className);
 const FIXED_PATHS = [
   '/api/v1/actions',

@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/action/assistant/chat_send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message, with optional files as attachments[], to the assistant; answers with its reply. A provider failure is 502 ActionError (data.reason provider_unavailable) and the message is kept as failed
+         * @description Send a message, with optional files as attachments[], to the assistant; answers with its reply. A provider failure is 502 ActionError (data.reason provider_unavailable) and the message is kept as failed
+         */
+        post: operations["action_assistant__chat_send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/assistant/chat_thread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read one of your assistant conversations: its messages in order, with their status and attachments
+         * @description Read one of your assistant conversations: its messages in order, with their status and attachments
+         */
+        post: operations["action_assistant__chat_thread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/action/booking": {
         parameters: {
             query?: never;
@@ -232,8 +272,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a Drive folder at your root or inside a folder (parent_id) you own or may edit
-         * @description Create a Drive folder at your root or inside a folder (parent_id) you own or may edit
+         * Create a Drive folder at your root or inside a folder (parent_id) you own or may edit; sealed: true seals the names and bytes of files placed in it under your vault
+         * @description Create a Drive folder at your root or inside a folder (parent_id) you own or may edit; sealed: true seals the names and bytes of files placed in it under your vault
          *
          *     Exists only while setting `drive_active` is on (otherwise 403 ActionError, before authentication).
          *
@@ -656,6 +696,48 @@ export interface paths {
          *     Changes state; send an Idempotency-Key to retry safely.
          */
         post: operations["action_event_withdraw"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/fleet_enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enroll in the hosted mail relay fleet (or replace your slot's domains); needs the tier feature mailbox_fleet_slot
+         * @description Enroll in the hosted mail relay fleet (or replace your slot's domains); needs the tier feature mailbox_fleet_slot
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_mailbox__fleet_enroll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/mailbox/fleet_status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Your hosted relay fleet slot: status (active, grace, suspended), domains, grace window, and your tier's fleet features
+         * @description Your hosted relay fleet slot: status (active, grace, suspended), domains, grace window, and your tier's fleet features
+         */
+        post: operations["action_mailbox__fleet_status"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3443,6 +3525,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/relay/born": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The relay posts its signed birth report
+         * @description Believed only for a live, unspent run token, from public_ip itself, with a matching fingerprint, once a ping pinned to that fingerprint answers; believing it spends the token. Dispatched before key authentication; metered by the api_relay bucket (api_relay_rate_limit_requests per api_relay_rate_limit_window, per IP). Served only while the mailbox plugin is active.
+         */
+        post: operations["relayBorn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/relay/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A newly created mail relay fetches its bundle
+         * @description Streams the bundle with Cache-Control: no-store while the run token is live and unspent. Dispatched before key authentication; metered by the api_relay bucket (api_relay_rate_limit_requests per api_relay_rate_limit_window, per IP). Served only while the mailbox plugin is active.
+         */
+        get: operations["relayBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/SubscriptionTier": {
         parameters: {
             query?: never;
@@ -3835,6 +3957,17 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        assistant__chat_send_input: {
+            conversation_id?: number | null;
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        assistant__chat_thread_input: {
+            conversation_id: number;
+        } & {
+            [key: string]: unknown;
+        };
         Booking: {
             bkg_bkr_booking_resource_id: number | null;
             bkg_booking_id: number | null;
@@ -3975,6 +4108,7 @@ export interface components {
         drive_folder_create_input: {
             name: string;
             parent_id?: number | null;
+            sealed?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -4387,6 +4521,14 @@ export interface components {
             loc_name: string;
             loc_short_description?: string;
             loc_website?: string;
+        };
+        mailbox__fleet_enroll_input: {
+            domains: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        mailbox__fleet_status_input: {
+            [key: string]: unknown;
         };
         mailbox__ping_input: {
             [key: string]: unknown;
@@ -5160,7 +5302,7 @@ export interface components {
                 } & components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description AuthenticationError: insufficient permission, wrong credential kind for the endpoint, missing or wrong CSRF token */
+        /** @description AuthenticationError: the run token or run is bad (missing, wrong, expired, spent, unknown run): one identical answer */
         Error403AuthenticationError: {
             headers: {
                 [name: string]: unknown;
@@ -5268,7 +5410,7 @@ export interface components {
                 } & components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description ActionError: business-logic error (feature disabled, invalid state); ValidationError: input validation failed; validation_errors maps field to message */
+        /** @description ValidationError: a header or field is invalid; validation_errors maps it to a message; ActionError: not believed: data.reason 'public_ip_mismatch', 'fingerprint_mismatch', or 'ping_unanswered' (the relay did not answer a TLS ping pinned to its key; the token stays live) */
         Error422ActionErrorValidationError: {
             headers: {
                 [name: string]: unknown;
@@ -5422,6 +5564,103 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["address_edit_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["address_edit_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_assistant__chat_send: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["assistant__chat_send_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["assistant__chat_send_input"];
+                "multipart/form-data": {
+                    "attachments[]"?: string[];
+                } & components["schemas"]["assistant__chat_send_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_assistant__chat_thread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["assistant__chat_thread_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["assistant__chat_thread_input"];
             };
         };
         responses: {
@@ -6691,6 +6930,100 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["event_withdraw_input"];
                 "application/x-www-form-urlencoded": components["schemas"]["event_withdraw_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__fleet_enroll: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["mailbox__fleet_enroll_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__fleet_enroll_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    action_mailbox__fleet_status: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["mailbox__fleet_status_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["mailbox__fleet_status_input"];
             };
         };
         responses: {
@@ -13750,6 +14083,106 @@ export interface operations {
             401: components["responses"]["Error401AuthenticationError"];
             403: components["responses"]["Error403AuthenticationError"];
             404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    relayBorn: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description The run token printed once by `gatehouse relay run create` */
+                "X-Service-Relay-Run-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    report: {
+                        /** @description base64 SHA-256 of that SPKI DER */
+                        identity_fingerprint: string;
+                        /** @description base64 of the Ed25519 identity key's SPKI DER */
+                        identity_public_key: string;
+                        /** @description the relay's address; must be the address the report comes from */
+                        public_ip: string;
+                        relay_version: string;
+                        run_id: number;
+                    };
+                    /** @description base64 Ed25519 signature by the identity key over "gatehouse-relay:born:v1\n" followed by the report's JSON (keys in the order above, no spaces) */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The relay posts its signed birth report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            /** @constant */
+                            believed: true;
+                            born_time: string;
+                            identity_fingerprint: string;
+                            public_ip: string;
+                            relay_version: string;
+                            run_id: number;
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400TransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
+    relayBundle: {
+        parameters: {
+            query: {
+                run: number;
+                /** @description the bundle's SHA-256 as printed at run creation */
+                sha256: string;
+            };
+            header: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description The run token printed once by `gatehouse relay run create` */
+                "X-Service-Relay-Run-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A newly created mail relay fetches its bundle: the bytes, with no envelope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            403: components["responses"]["Error403AuthenticationError"];
+            409: components["responses"]["Error409ActionError"];
+            422: components["responses"]["Error422ValidationError"];
             426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
             429: components["responses"]["Error429RateLimitError"];
             500: components["responses"]["Error500TransactionError"];

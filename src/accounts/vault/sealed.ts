@@ -44,6 +44,11 @@ export async function contentKeyOf(record: SealedRecord, reader: SealedReader): 
   return open ? openSealedBox(open.secretKey, record.sealedKey, keyAd(record)) : null;
 }
 
+/** The record's content key opened with a vault secret the caller already holds (an open window's). */
+export function openContentKey(record: Pick<SealedRecord, 'table' | 'id' | 'sealedKey'>, secretKey: Buffer): Buffer | null {
+  return openSealedBox(secretKey, record.sealedKey, keyAd(record));
+}
+
 /** Re-seals a record's content key from the old secret to a new public key (a rotation). */
 export function resealContentKey(record: Pick<SealedRecord, 'table' | 'id' | 'sealedKey'>, oldSecretKey: Buffer, newPublicKey: Buffer): string | null {
   const contentKey = openSealedBox(oldSecretKey, record.sealedKey, keyAd(record));
@@ -74,4 +79,4 @@ export async function read<F extends string>(record: SealedRecord, values: Recor
   return Object.assign(out, { content_locked: false }) as SealedRead<F>;
 }
 
-export const sealed = { read, sealField, newContentKey, contentKeyOf, resealContentKey };
+export const sealed = { read, sealField, newContentKey, contentKeyOf, openContentKey, resealContentKey };

@@ -1,6 +1,7 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { listDrive } from './listing.js';
+import { readerOf, sealedForOf } from './tree.js';
 
 /** The contract's collection paging: page is 0-based, numperpage defaults to 3. */
 export const DEFAULT_NUMPERPAGE = 3;
@@ -22,7 +23,8 @@ export default defineAction({
     page: { type: 'int', min: 0 },
     numperpage: { type: 'int', min: 1, max: MAX_NUMPERPAGE },
   },
-  async run({ input, user, db }) {
+  async run(ctx) {
+    const { input, user, db } = ctx;
     const me = actingUser(user);
     const listing = await listDrive(db, me.usr_user_id, {
       folderId: input.folder_id ?? null,
@@ -30,7 +32,7 @@ export default defineAction({
       shared: input.shared ?? false,
       page: input.page ?? 0,
       numperpage: input.numperpage ?? DEFAULT_NUMPERPAGE,
-    });
-    return { data: { folders: listing.folders, files: listing.files, num_results: listing.num_results } };
+    }, readerOf(ctx));
+    return { data: { folders: listing.folders, files: listing.files, num_results: listing.num_results, ...(listing.locked ? { locked: true } : {}) }, ...sealedForOf({ files: listing.files }) };
   },
 });

@@ -2,7 +2,7 @@ import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, folderNameTaken, folderSubtree, folderWrite, itemOutput, lockOwner, nameTaken, notFound, resolveItem, type DriveItem } from './tree.js';
+import { driveRefusal, folderNameTaken, folderSubtree, folderWrite, itemOutput, lockOwner, nameTaken, notFound, resolveItem, type DriveItem, readerOf, sealedForOf } from './tree.js';
 
 /**
  * Moves a file (file_id, into folder_id) or a folder (folder_id, into parent_id); a null destination is
@@ -19,7 +19,8 @@ export default defineAction({
     folder_id: { type: 'int', min: 1 },
     parent_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock, settings }) {
+  async run(ctx) {
+    const { input, user, db, clock, settings } = ctx;
     const me = actingUser(user);
     const fileId = input.file_id ?? null;
     const isFile = fileId !== null;
@@ -38,6 +39,16 @@ export default defineAction({
       dest = await resolveItem(db, me.usr_user_id, { kind: 'folder', id: destId }, 'edit');
       if (dest.inTrash) throw notFound('folder');
       if (dest.ownerUserId !== item.ownerUserId) throw driveRefusal('forbidden', "Items can only be moved within their owner's Drive");
+    }
+
+    // Sealed content stays sealed: a file keeps its side of the boundary, and nothing plain goes into a
+    // sealed folder (re-encrypting on a move would need the bytes read and written again: upload instead).
+    const destSealed = dest?.sealed ?? false;
+    if ((item.kind === 'file' && item.sealed !== destSealed) || (item.kind === 'folder' && destSealed && !item.sealed)) {
+      throw driveRefusal('sealed', item.sealed ? 'A sealed file stays in sealed folders: download it and upload it where you want it' : 'Only sealed content goes into a sealed folder: upload the file there instead', {
+        sealed: item.sealed,
+        destination_sealed: destSealed,
+      });
     }
 
     if (item.kind === 'folder') {
@@ -63,6 +74,7 @@ export default defineAction({
       await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'move', time: now });
     }
     const where = dest ? `"${dest.name}"` : 'the top of the Drive';
-    return { data: await itemOutput(db, item.kind, item.id), message: `Moved "${item.name}" to ${where}.` };
+    const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
+    return { data: output, ...sealedForOf(output), message: `Moved "${item.name}" to ${where}.` };
   },
 });

@@ -1,7 +1,8 @@
 import { recordChange } from '../../drive/changes.js';
+import { fileContentKey, sealFileName } from '../../drive/sealed-files.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf } from './tree.js';
+import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from './tree.js';
 
 /** Renames a file or folder the caller owns or may edit. Folder names are unique among live siblings. */
 export default defineAction({
@@ -14,7 +15,8 @@ export default defineAction({
     folder_id: { type: 'int', min: 1 },
     name: { type: 'string', required: true, max_length: 255 },
   },
-  async run({ input, user, db, clock }) {
+  async run(ctx) {
+    const { input, user, db, clock } = ctx;
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
     const name = checkName(input.name);
@@ -26,10 +28,19 @@ export default defineAction({
         db.updateTable('fol_folders').set({ fol_name: name, fol_update_time: now }).where('fol_folder_id', '=', item.id).execute(),
       );
       await recordChange(db, { ownerUserId: item.ownerUserId, folderId: item.id, kind: 'rename', time: now });
+    } else if (item.sealed) {
+      // A sealed file's name is sealed under its own content key: only the owner, unlocked, renames it.
+      await requireOwnerUnlocked(ctx, item.ownerUserId);
+      const row = await db.selectFrom('fil_files').select(['fil_file_id', 'fil_usr_user_id', 'fil_sealed_key', 'fil_sealed_name']).where('fil_file_id', '=', item.id).executeTakeFirstOrThrow();
+      const contentKey = await fileContentKey(row, readerOf(ctx));
+      if (!contentKey) throw driveRefusal('vault_locked', 'Unlock your vault to rename this sealed file', { unlock_url: '/profile/security' });
+      await db.updateTable('fil_files').set({ fil_sealed_name: sealFileName(contentKey, item.id, name), fil_update_time: now }).where('fil_file_id', '=', item.id).execute();
+      await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'rename', time: now });
     } else {
       await db.updateTable('fil_files').set({ fil_name: name, fil_update_time: now }).where('fil_file_id', '=', item.id).execute();
       await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'rename', time: now });
     }
-    return { data: await itemOutput(db, item.kind, item.id), message: `Renamed to "${name}".` };
+    const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
+    return { data: output, ...sealedForOf(output), message: `Renamed to "${name}".` };
   },
 });

@@ -1,7 +1,7 @@
 import { recordChange } from '../../drive/changes.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf } from './tree.js';
+import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf } from './tree.js';
 
 /**
  * Takes a file or folder out of the trash (only its owner sees the trash), with everything a restored
@@ -17,7 +17,8 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     folder_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock }) {
+  async run(ctx) {
+    const { input, user, db, clock } = ctx;
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
     if (item.inTrash) {
@@ -43,6 +44,7 @@ export default defineAction({
         await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'restore', time: now });
       }
     }
-    return { data: await itemOutput(db, item.kind, item.id), message: `"${item.name}" is restored.` };
+    const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
+    return { data: output, ...sealedForOf(output), message: `"${item.name}" is restored.` };
   },
 });

@@ -5,7 +5,7 @@ import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { liveGrants, sharesOf } from './sharing.js';
-import { lockOwner, resolveItem, targetOf } from './tree.js';
+import { driveRefusal, lockOwner, resolveItem, targetOf } from './tree.js';
 
 const ROLES: readonly DriveGrantRole[] = ['viewer', 'editor'];
 /** More grantees than anyone shares one item with by hand; bounds the statement sizes. */
@@ -31,6 +31,10 @@ export default defineAction({
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'owner');
     const entries = Object.entries(input.grants);
+    // Sealed content opens only with its owner's vault: a grantee would get placeholders, never the content.
+    if (item.sealed && entries.length > 0) {
+      throw driveRefusal('sealed', 'Sealed files and folders open only with your vault: they cannot be shared with others', { sealed: true });
+    }
     if (entries.length > MAX_GRANTEES) throw validationError({ grants: `must name at most ${MAX_GRANTEES} people` });
 
     // Who each key names: a live user, by id or by email.

@@ -1,7 +1,7 @@
 import { recordChange } from '../../drive/changes.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { itemOutput, lockOwner, resolveItem, targetOf } from './tree.js';
+import { itemOutput, lockOwner, resolveItem, targetOf, readerOf, sealedForOf } from './tree.js';
 
 /**
  * Moves a file or folder to the trash (its owner or an editor may). A trashed folder takes everything
@@ -18,7 +18,8 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     folder_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock }) {
+  async run(ctx) {
+    const { input, user, db, clock } = ctx;
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
     if (!item.inTrash) {
@@ -32,6 +33,7 @@ export default defineAction({
         await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'trash', time: now });
       }
     }
-    return { data: await itemOutput(db, item.kind, item.id), message: `"${item.name}" is in the trash.` };
+    const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
+    return { data: output, ...sealedForOf(output), message: `"${item.name}" is in the trash.` };
   },
 });

@@ -10,7 +10,8 @@ import { activeDriveStorage } from '../../drive/storage.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
-import { fileOutput, tierReader } from './tree.js';
+import { placeSealedUpload } from './sealed-upload.js';
+import { fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
 
 /** The server's own SHA-256 of the part file (used only when the last chunk's record of it is missing). */
 async function hashFile(file: string): Promise<string> {
@@ -53,7 +54,8 @@ export default defineAction({
   input: {
     upload_token: { type: 'string', required: true, max_length: 64 },
   },
-  async run({ input, user, db, clock }) {
+  async run(ctx) {
+    const { input, user, db, clock } = ctx;
     const me = actingUser(user);
     const upload = await findUpload(db, input.upload_token.trim(), { forUpdate: true });
     if (!upload || upload.userId !== me.usr_user_id) throw uploadRefusal('not_found', 'No such upload');
@@ -67,19 +69,28 @@ export default defineAction({
     if (staging) await staging.restore(upload.partName, file, await partSize(file), upload.receivedBytes);
     const sha256 = await verifiedSha256(upload, file);
     const sizeBytes = upload.expectedBytes;
+    const ingestPlain = () =>
+      ingestBlob(db, blobs, { sha256, sizeBytes, mimeType: upload.mimeType, time: now }, () =>
+        sizeBytes === 0 ? blobs.put(sha256, Readable.from([]), 0) : blobs.putFile(sha256, file, sizeBytes),
+      );
 
     const dest = purpose.isDrive ? await resolveDestination(db, me.usr_user_id, { folderId: upload.folderId, fileId: upload.fileId }) : null;
+    const open = dest?.sealed ? await requireOwnerUnlocked(ctx, dest.ownerUserId) : null;
     const limits = dest ? await checkQuota(db, tierReader(db), dest, sizeBytes, { lock: true }) : null;
-    const blobId = await ingestBlob(db, blobs, { sha256, sizeBytes, mimeType: upload.mimeType, time: now }, () =>
-      sizeBytes === 0 ? blobs.put(sha256, Readable.from([]), 0) : blobs.putFile(sha256, file, sizeBytes),
-    );
 
     let data: Record<string, unknown>;
-    if (dest && limits) {
+    let sealedFor: number[] | undefined;
+    if (dest && limits && open) {
+      const placed = await placeSealedUpload({ db, blobs, open, dest, limits, upload, partFile: file, sizeBytes, now });
+      data = { file: await fileOutput(db, placed.fileId, false, readerOf(ctx)), new_version: dest.fileId !== null };
+      sealedFor = [dest.ownerUserId];
+    } else if (dest && limits) {
+      const blobId = await ingestPlain();
       const name = upload.name ?? (await db.selectFrom('fil_files').select('fil_name').where('fil_file_id', '=', dest.fileId!).executeTakeFirstOrThrow()).fil_name ?? '';
       const placed = await placeContent(db, { dest, limits, name, mimeType: upload.mimeType, blobId, sizeBytes, now });
-      data = { file: await fileOutput(db, placed.fileId, false), new_version: dest.fileId !== null };
+      data = { file: await fileOutput(db, placed.fileId, false, null), new_version: dest.fileId !== null };
     } else {
+      const blobId = await ingestPlain();
       const name = upload.name ?? `${purpose.name}-${upload.id}`;
       const fileId = await createFileFromBlob(db, { ownerUserId: me.usr_user_id, source: purpose.name, name, folderId: null, blobId, sizeBytes, mimeType: upload.mimeType, time: now });
       data = { file: { id: fileId, name, size_bytes: sizeBytes, mime_type: upload.mimeType, source: purpose.name } };
@@ -88,6 +99,6 @@ export default defineAction({
     // Last: should the transaction still fail, the purge task removes the row and the file anyway.
     await removePart(file).catch(() => {});
     await staging?.remove(upload.partName).catch(() => {});
-    return { data, message: 'Upload complete.' };
+    return { data, message: 'Upload complete.', ...(sealedFor ? { sealedFor } : {}) };
   },
 });

@@ -3,13 +3,14 @@ import type { DB } from '../../db/types.js';
 import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
 import { UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
+import { sealUploadName } from '../../drive/sealed-files.js';
 import { activeDriveStorage } from '../../drive/storage.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
-import { checkName, fileOutput, tierReader } from './tree.js';
+import { checkName, fileOutput, requireOwnerUnlocked, tierReader } from './tree.js';
 
 async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | null> {
   const row = await db.selectFrom('fbb_file_blobs').select('fbb_mime_type').where('fbb_file_blob_id', '=', blobId).executeTakeFirstOrThrow();
@@ -37,7 +38,8 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     purpose: { type: 'string', options: UPLOAD_PURPOSE_NAMES },
   },
-  async run({ input, user, db, clock, settings }) {
+  async run(ctx) {
+    const { input, user, db, clock, settings } = ctx;
     const me = actingUser(user);
     const purpose = uploadPurpose(input.purpose ?? 'drive');
     if (!purpose) throw validationError({ purpose: `must be one of ${UPLOAD_PURPOSE_NAMES.join(', ')}` });
@@ -49,6 +51,7 @@ export default defineAction({
     const now = clock.now();
     const chunkBytes = settings.int('drive_upload_chunk_bytes');
     let name: string | null = input.name === undefined || input.name === null || input.name.trim() === '' ? null : checkName(input.name);
+    let sealName: ((partName: string) => string) | undefined;
 
     if (!purpose.isDrive) {
       if (folderId !== null || fileId !== null) throw validationError({ [folderId !== null ? 'folder_id' : 'file_id']: `is not used by the ${purpose.name} purpose` });
@@ -59,17 +62,26 @@ export default defineAction({
       if (name === null && fileId === null) throw validationError({ name: 'is required' });
       const dest = await resolveDestination(db, me.usr_user_id, { folderId, fileId });
       const reader = tierReader(db);
-      const owned = sha256 === null ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
+      if (dest.sealed) {
+        // Sealed content is written only by its owner with the vault open, refused before any byte is sent;
+        // it is never deduplicated (its blob is its own ciphertext) and its name waits sealed.
+        const open = await requireOwnerUnlocked(ctx, dest.ownerUserId);
+        if (name !== null) {
+          const plainName = name;
+          sealName = (partName) => sealUploadName(open.vault, partName, plainName);
+        }
+      }
+      const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
       // Fail fast; the dedup short-circuit places the file now, so it takes the owner's lock.
       const limits = await checkQuota(db, reader, dest, sizeBytes, { lock: owned !== null });
       if (owned !== null) {
         if (name === null) name = (await db.selectFrom('fil_files').select('fil_name').where('fil_file_id', '=', fileId!).executeTakeFirstOrThrow()).fil_name ?? '';
         const placed = await placeContent(db, { dest, limits, name, mimeType: mimeType ?? (await blobMimeType(db, owned)), blobId: owned, sizeBytes, now });
-        return { data: { deduped: true, file: await fileOutput(db, placed.fileId, false) }, message: 'You already have this content: the file was made without uploading it.' };
+        return { data: { deduped: true, file: await fileOutput(db, placed.fileId, false, null) }, message: 'You already have this content: the file was made without uploading it.' };
       }
     }
 
-    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now });
+    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now, ...(sealName ? { sealName } : {}) });
     return {
       data: { upload_token: opened.token, chunk_bytes: chunkBytes, expires_time: formatTimestamp(opened.expiresTime), purpose: purpose.name },
       message: 'Upload started: send the bytes in chunks, then complete it.',

@@ -22,14 +22,14 @@ export async function resolveDestination(db: Kysely<DB>, userId: number, target:
   if (target.fileId !== null) {
     const file = await resolveItem(db, userId, { kind: 'file', id: target.fileId }, 'edit');
     if (file.inTrash) throw notFound('file');
-    return { ownerUserId: file.ownerUserId, folderId: file.parentId, fileId: file.id };
+    return { ownerUserId: file.ownerUserId, folderId: file.parentId, fileId: file.id, sealed: file.sealed };
   }
   if (target.folderId !== null) {
     const folder = await resolveItem(db, userId, { kind: 'folder', id: target.folderId }, 'edit');
     if (folder.inTrash) throw notFound('folder');
-    return { ownerUserId: folder.ownerUserId, folderId: folder.id, fileId: null };
+    return { ownerUserId: folder.ownerUserId, folderId: folder.id, fileId: null, sealed: folder.sealed };
   }
-  return { ownerUserId: userId, folderId: null, fileId: null };
+  return { ownerUserId: userId, folderId: null, fileId: null, sealed: false };
 }
 
 const MIME_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;

@@ -3,7 +3,7 @@ import { addVersion, pruneVersions } from '../../drive/files.js';
 import { driveLimits, driveUsageBytes } from '../../drive/quota.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, fileOutput, lockOwner, notFound, resolveItem, tierReader } from './tree.js';
+import { driveRefusal, fileOutput, lockOwner, notFound, resolveItem, tierReader, readerOf, sealedForOf } from './tree.js';
 import { versionsOf } from './versions.js';
 
 /**
@@ -21,7 +21,8 @@ export default defineAction({
     file_id: { type: 'int', required: true, min: 1 },
     version_id: { type: 'int', required: true, min: 1 },
   },
-  async run({ input, user, db, clock }) {
+  async run(ctx) {
+    const { input, user, db, clock } = ctx;
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'edit');
     const version = await db
@@ -42,6 +43,7 @@ export default defineAction({
       throw driveRefusal('quota_exceeded', 'Restoring this version would take more storage than your plan has', { usage_bytes: before, storage_bytes: owner.storageBytes });
     }
     await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'version', time: now });
-    return { data: { file: await fileOutput(db, item.id, item.inTrash), versions: await versionsOf(db, item.id) }, message: 'The earlier version is restored.' };
+    const file = await fileOutput(db, item.id, item.inTrash, readerOf(ctx));
+    return { data: { file, versions: await versionsOf(db, item.id, file.sealed === true) }, ...sealedForOf({ file }), message: 'The earlier version is restored.' };
   },
 });

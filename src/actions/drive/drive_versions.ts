@@ -1,6 +1,6 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { fileOutput, resolveItem } from './tree.js';
+import { fileOutput, resolveItem, readerOf, sealedForOf } from './tree.js';
 import { versionsOf } from './versions.js';
 
 /** A file and its kept earlier versions (newest first); anyone who may see the file may see them. */
@@ -12,9 +12,11 @@ export default defineAction({
   input: {
     file_id: { type: 'int', required: true, min: 1 },
   },
-  async run({ input, user, db }) {
+  async run(ctx) {
+    const { input, user, db } = ctx;
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'read');
-    return { data: { file: await fileOutput(db, item.id, item.inTrash), versions: await versionsOf(db, item.id) } };
+    const file = await fileOutput(db, item.id, item.inTrash, readerOf(ctx));
+    return { data: { file, versions: await versionsOf(db, item.id, file.sealed === true) }, ...sealedForOf({ file }) };
   },
 });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
-import { selectDriveFiles, toDriveFile, type DriveFile } from '../../drive/files.js';
+import type { SealedReader } from '../../accounts/vault/sealed.js';
+import { driveFilesFor, selectDriveFiles, type DriveFile } from '../../drive/files.js';
 import { folderChain, resolveItem, selectFolders, toDriveFolder, type DriveFolder, type DriveItem } from './tree.js';
 
 export interface ListOptions {
@@ -19,6 +20,8 @@ export interface DriveListing {
   folders: DriveFolder[];
   files: DriveFile[];
   num_results: number;
+  /** Some file on the page is sealed and its name cannot be opened now (DESIGN 10: `locked: true`). */
+  locked: boolean;
   /** The listed folder, when one was asked for. */
   folder: DriveItem | null;
 }
@@ -27,7 +30,7 @@ type FolderQuery = ReturnType<typeof selectFolders>;
 type FileQuery = ReturnType<typeof selectDriveFiles>;
 
 /** Folders first (by name), then files (by name), one page of the two together. */
-async function pageOf(folderQuery: FolderQuery, fileQuery: FileQuery, o: ListOptions, inTrash: boolean): Promise<Omit<DriveListing, 'folder'>> {
+async function pageOf(folderQuery: FolderQuery, fileQuery: FileQuery, o: ListOptions, inTrash: boolean, reader: SealedReader | null): Promise<Omit<DriveListing, 'folder' | 'locked'>> {
   const [folderCount, fileCount] = await Promise.all([
     folderQuery.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     fileQuery.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
@@ -41,13 +44,13 @@ async function pageOf(folderQuery: FolderQuery, fileQuery: FileQuery, o: ListOpt
     room > 0 ? await fileQuery.orderBy('fil_name').orderBy('fil_file_id').offset(Math.max(0, start - nFolders)).limit(room).execute() : [];
   return {
     folders: folderRows.map(toDriveFolder),
-    files: fileRows.map((r) => ({ ...toDriveFile(r), is_trashed: r.fil_is_trashed || inTrash })),
+    files: (await driveFilesFor(fileRows, reader)).map((f) => ({ ...f, is_trashed: f.is_trashed || inTrash })),
     num_results: nFolders + Number(fileCount.n),
   };
 }
 
 /** Items granted to the caller directly, still live for them (not in the trash, nor below a trashed folder). */
-async function sharedWith(db: Kysely<DB>, userId: number, o: ListOptions): Promise<Omit<DriveListing, 'folder'>> {
+async function sharedWith(db: Kysely<DB>, userId: number, o: ListOptions, reader: SealedReader | null): Promise<Omit<DriveListing, 'folder' | 'locked'>> {
   const grants = await db
     .selectFrom('fga_file_access_grants')
     .select(['fga_fil_file_id', 'fga_fol_folder_id'])
@@ -74,33 +77,37 @@ async function sharedWith(db: Kysely<DB>, userId: number, o: ListOptions): Promi
   for (const r of fileRows) if (!(await hidden(r.fil_fol_folder_id))) files.push(r);
   const byName = (a: { name: string; id: number }, b: { name: string; id: number }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
   folders.sort((a, b) => byName({ name: a.fol_name, id: a.fol_folder_id }, { name: b.fol_name, id: b.fol_folder_id }));
-  files.sort((a, b) => byName({ name: a.fil_name ?? '', id: a.fil_file_id }, { name: b.fil_name ?? '', id: b.fil_file_id }));
+  files.sort((a, b) => byName({ name: a.fil_name ?? '\uffff', id: a.fil_file_id }, { name: b.fil_name ?? '\uffff', id: b.fil_file_id }));
   const all = [...folders.map((f) => ({ folder: f })), ...files.map((f) => ({ file: f }))];
   const slice = all.slice(o.page * o.numperpage, (o.page + 1) * o.numperpage);
   return {
     folders: slice.flatMap((s) => ('folder' in s ? [toDriveFolder(s.folder)] : [])),
-    files: slice.flatMap((s) => ('file' in s ? [toDriveFile(s.file)] : [])),
+    files: await driveFilesFor(slice.flatMap((s) => ('file' in s ? [s.file] : [])), reader),
     num_results: all.length,
   };
 }
 
 /**
  * One page of a Drive listing for the caller: a folder's contents (they own it or hold a grant on it or
- * above it), their root, their trash (everything they trashed, flat), or what is shared with them.
+ * above it), their root, their trash (everything they trashed, flat), or what is shared with them. Sealed
+ * files show their names only when the reader's vault window opens them; otherwise name null,
+ * content_locked true, and the listing's `locked` true (never an error). Sealed names cannot be sorted by
+ * the server: sealed files come after the others, by id.
  */
-export async function listDrive(db: Kysely<DB>, userId: number, o: ListOptions): Promise<DriveListing> {
+export async function listDrive(db: Kysely<DB>, userId: number, o: ListOptions, reader: SealedReader | null): Promise<DriveListing> {
+  const withLocked = (l: Omit<DriveListing, 'locked'>): DriveListing => ({ ...l, locked: l.files.some((f) => f.content_locked === true) });
   if (o.folderId !== null) {
     const folder = await resolveItem(db, userId, { kind: 'folder', id: o.folderId }, 'read');
     const folders = selectFolders(db).where('fol_fol_folder_id_parent', '=', folder.id).where('fol_is_trashed', '=', o.trashed);
     const files = selectDriveFiles(db).where('fil_fol_folder_id', '=', folder.id).where('fil_is_trashed', '=', o.trashed);
-    return { ...(await pageOf(folders, files, o, folder.inTrash)), folder };
+    return withLocked({ ...(await pageOf(folders, files, o, folder.inTrash, reader)), folder });
   }
-  if (o.shared) return { ...(await sharedWith(db, userId, o)), folder: null };
+  if (o.shared) return withLocked({ ...(await sharedWith(db, userId, o, reader)), folder: null });
   let folders = selectFolders(db).where('fol_usr_user_id', '=', userId).where('fol_is_trashed', '=', o.trashed);
   let files = selectDriveFiles(db).where('fil_usr_user_id', '=', userId).where('fil_is_trashed', '=', o.trashed);
   if (!o.trashed) {
     folders = folders.where('fol_fol_folder_id_parent', 'is', null);
     files = files.where('fil_fol_folder_id', 'is', null);
   }
-  return { ...(await pageOf(folders, files, o, o.trashed)), folder: null };
+  return withLocked({ ...(await pageOf(folders, files, o, o.trashed, reader)), folder: null });
 }

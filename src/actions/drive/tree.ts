@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { canEdit, fileAccess, folderAccess, type DriveRole } from '../../drive/access.js';
-import { loadDriveFile, type DriveFile } from '../../drive/files.js';
+import type { SealedReader } from '../../accounts/vault/sealed.js';
+import { loadDriveFile, openedSealedOwners, type DriveFile } from '../../drive/files.js';
 import { lockOwnerQuota } from '../../drive/quota.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
@@ -24,7 +25,9 @@ export type DriveRefusal =
   | 'too_deep'
   | 'not_trashed'
   | 'links_unavailable'
-  | 'quota_exceeded';
+  | 'quota_exceeded'
+  | 'sealed'
+  | 'vault_locked';
 
 export function driveRefusal(reason: DriveRefusal, message: string, data: Record<string, unknown> = {}) {
   return businessError(message, { reason, ...data });
@@ -99,6 +102,8 @@ export interface DriveItem {
   inTrash: boolean;
   /** The folders above it, nearest first. */
   ancestors: ChainFolder[];
+  /** A sealed file, or a sealed folder (DESIGN 10): its files' names and bytes are sealed. */
+  sealed: boolean;
 }
 
 /** What the caller must be able to do: see it, change it (owner or editor), or administer it (owner). */
@@ -118,8 +123,12 @@ export async function resolveItem(db: Kysely<DB>, userId: number, target: Target
   if (!access) throw notFound(target.kind);
   const row =
     target.kind === 'file'
-      ? await db.selectFrom('fil_files').select(['fil_name as name', 'fil_fol_folder_id as parent']).where('fil_file_id', '=', target.id).executeTakeFirstOrThrow()
-      : await db.selectFrom('fol_folders').select(['fol_name as name', 'fol_fol_folder_id_parent as parent']).where('fol_folder_id', '=', target.id).executeTakeFirstOrThrow();
+      ? await db
+          .selectFrom('fil_files')
+          .select((eb) => ['fil_name as name', 'fil_fol_folder_id as parent', eb('fil_sealed_key', 'is not', null).as('sealed')])
+          .where('fil_file_id', '=', target.id)
+          .executeTakeFirstOrThrow()
+      : await db.selectFrom('fol_folders').select(['fol_name as name', 'fol_fol_folder_id_parent as parent', 'fol_is_sealed as sealed']).where('fol_folder_id', '=', target.id).executeTakeFirstOrThrow();
   const ancestors = row.parent === null ? [] : await folderChain(db, row.parent);
   const inTrash = access.isTrashed || ancestors.some((f) => f.isTrashed);
   if (access.role !== 'owner' && inTrash) throw notFound(target.kind);
@@ -128,13 +137,15 @@ export async function resolveItem(db: Kysely<DB>, userId: number, target: Target
   return {
     kind: target.kind,
     id: target.id,
-    name: row.name ?? '',
+    // A sealed file's name is not readable here: messages call it by what it is.
+    name: row.name ?? (row.sealed ? 'Sealed file' : ''),
     ownerUserId: access.ownerUserId,
     parentId: row.parent,
     role: access.role,
     selfTrashed: access.isTrashed,
     inTrash,
     ancestors,
+    sealed: Boolean(row.sealed),
   };
 }
 
@@ -143,6 +154,8 @@ export interface DriveFolder {
   folder_id: number;
   name: string;
   parent_id: number | null;
+  /** Present (true) on sealed folders only: files placed in it are sealed under the owner's vault (DESIGN 10); its own name is not. */
+  sealed?: true;
   create_time: string;
   update_time: string;
 }
@@ -150,7 +163,7 @@ export interface DriveFolder {
 export function selectFolders(db: Kysely<DB>) {
   return db
     .selectFrom('fol_folders')
-    .select(['fol_folder_id', 'fol_name', 'fol_fol_folder_id_parent', 'fol_create_time', 'fol_update_time'])
+    .select(['fol_folder_id', 'fol_name', 'fol_fol_folder_id_parent', 'fol_is_sealed', 'fol_create_time', 'fol_update_time'])
     .where('fol_delete_time', 'is', null);
 }
 
@@ -161,6 +174,7 @@ export function toDriveFolder(row: FolderRow): DriveFolder {
     folder_id: row.fol_folder_id,
     name: row.fol_name,
     parent_id: row.fol_fol_folder_id_parent,
+    ...(row.fol_is_sealed ? { sealed: true as const } : {}),
     create_time: formatTimestamp(row.fol_create_time),
     update_time: formatTimestamp(row.fol_update_time),
   };
@@ -170,19 +184,22 @@ export async function loadFolder(db: Kysely<DB>, folderId: number): Promise<Driv
   return toDriveFolder(await selectFolders(db).where('fol_folder_id', '=', folderId).executeTakeFirstOrThrow());
 }
 
-/** The file's output, with is_trashed true also when a folder above it is in the trash. */
-export async function fileOutput(db: Kysely<DB>, fileId: number, folderInTrash: boolean): Promise<DriveFile> {
-  const file = await loadDriveFile(db, fileId);
+/**
+ * The file's output, with is_trashed true also when a folder above it is in the trash; a sealed file's name
+ * opened when the reader's vault window allows (else null with content_locked true).
+ */
+export async function fileOutput(db: Kysely<DB>, fileId: number, folderInTrash: boolean, reader: SealedReader | null): Promise<DriveFile> {
+  const file = await loadDriveFile(db, fileId, reader);
   if (!file) throw notFound('file');
   return folderInTrash ? { ...file, is_trashed: true } : file;
 }
 
 /** The output of a resolved item after a change: `{file}` or `{folder}`. */
-export async function itemOutput(db: Kysely<DB>, kind: 'file' | 'folder', id: number): Promise<{ file: DriveFile } | { folder: DriveFolder }> {
+export async function itemOutput(db: Kysely<DB>, kind: 'file' | 'folder', id: number, reader: SealedReader | null): Promise<{ file: DriveFile } | { folder: DriveFolder }> {
   if (kind === 'folder') return { folder: await loadFolder(db, id) };
   const row = await db.selectFrom('fil_files').select('fil_fol_folder_id').where('fil_file_id', '=', id).executeTakeFirstOrThrow();
   const above = row.fil_fol_folder_id === null ? [] : await folderChain(db, row.fil_fol_folder_id);
-  return { file: await fileOutput(db, id, above.some((f) => f.isTrashed)) };
+  return { file: await fileOutput(db, id, above.some((f) => f.isTrashed), reader) };
 }
 
 /** A file or folder name: no path separators or control characters, not '.' or '..'. */
@@ -233,4 +250,31 @@ export async function lockOwner(trx: Kysely<DB>, ownerUserId: number): Promise<v
 /** A feature reader for one action (the tier read once). */
 export function tierReader(db: Kysely<DB>): TierFeatureReader {
   return new TierFeatureReader(db, activeFeatureRegistry());
+}
+
+/** How an action reads sealed content: through the caller's browser-session vault window, if any. */
+export function readerOf(ctx: { db: Kysely<DB>; user: { usr_user_id: number } | null; web: { vault: SealedReader['window'] } | null }): SealedReader {
+  return { db: ctx.db, window: ctx.web?.vault ?? null, userId: ctx.user?.usr_user_id ?? null };
+}
+
+/** The sealedFor of an action answer: the owners of sealed files it shows opened (DESIGN 10). */
+export function sealedForOf(output: { file?: DriveFile } | { folder?: DriveFolder } | { files?: DriveFile[] }): { sealedFor?: number[] } {
+  const files = 'files' in output && output.files ? output.files : 'file' in output && output.file ? [output.file] : [];
+  const owners = openedSealedOwners(files);
+  return owners.length > 0 ? { sealedFor: owners } : {};
+}
+
+/**
+ * The owner's open vault window for writing sealed content (a name, the bytes of a sealed folder's file):
+ * only the owner writes there, and only while their vault is unlocked in this browser session.
+ */
+export async function requireOwnerUnlocked(ctx: { db: Kysely<DB>; user: { usr_user_id: number } | null; web: { vault: SealedReader['window'] } | null }, ownerUserId: number) {
+  if (ctx.user?.usr_user_id !== ownerUserId) throw driveRefusal('forbidden', 'Only the owner can add or rename files in a sealed folder');
+  const open = ctx.web?.vault ? await ctx.web.vault.unsealFor(ctx.db, ownerUserId) : null;
+  if (!open) {
+    throw driveRefusal('vault_locked', ctx.web ? 'This folder is sealed: unlock your vault (Profile, Security) first' : 'Sealed folders are written from a signed-in browser with the vault unlocked', {
+      unlock_url: '/profile/security',
+    });
+  }
+  return open;
 }

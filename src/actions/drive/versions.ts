@@ -8,7 +8,8 @@ export interface DriveVersion {
   name: string | null;
   size_bytes: number;
   mime_type: string | null;
-  sha256: string;
+  /** Null for a sealed file: its stored blobs are ciphertext. */
+  sha256: string | null;
   /** When this content became the file's content. */
   create_time: string;
   /** When newer content replaced it. */
@@ -16,7 +17,7 @@ export interface DriveVersion {
 }
 
 /** The file's kept versions, newest first. */
-export async function versionsOf(db: Kysely<DB>, fileId: number): Promise<DriveVersion[]> {
+export async function versionsOf(db: Kysely<DB>, fileId: number, sealed: boolean): Promise<DriveVersion[]> {
   const rows = await db
     .selectFrom('fvr_file_versions')
     .innerJoin('fbb_file_blobs', 'fbb_file_blob_id', 'fvr_fbb_file_blob_id')
@@ -29,7 +30,7 @@ export async function versionsOf(db: Kysely<DB>, fileId: number): Promise<DriveV
     name: r.fvr_name,
     size_bytes: r.fvr_size_bytes,
     mime_type: r.fvr_mime_type,
-    sha256: r.fbb_sha256.trim(),
+    sha256: sealed ? null : r.fbb_sha256.trim(),
     create_time: formatTimestamp(r.fvr_content_time),
     replaced_time: formatTimestamp(r.fvr_create_time),
   }));

@@ -20,6 +20,8 @@ export interface PendingUpload {
   /** The uploader (whose upload it is; the bill goes to the destination's owner). */
   userId: number;
   name: string | null;
+  /** Into a sealed folder: the name sealed to the owner's vault (name is then null). */
+  sealedName: string | null;
   mimeType: string | null;
   folderId: number | null;
   fileId: number | null;
@@ -53,6 +55,7 @@ export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdat
     purpose: row.fup_purpose,
     userId: row.fup_usr_user_id,
     name: row.fup_name,
+    sealedName: row.fup_sealed_name,
     mimeType: row.fup_mime_type,
     folderId: row.fup_fol_folder_id,
     fileId: row.fup_fil_file_id,
@@ -66,18 +69,25 @@ export async function findUpload(db: Kysely<DB>, token: string, opts: { forUpdat
 }
 
 /** What init fixes about an upload; the rest of a PendingUpload is the server's. */
-export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mimeType' | 'folderId' | 'fileId' | 'expectedBytes' | 'expectedSha256'> & { now: Date };
+export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mimeType' | 'folderId' | 'fileId' | 'expectedBytes' | 'expectedSha256'> & {
+  now: Date;
+  /** Seals the name for this upload (its part name is the associated data); fup_name then stays null. */
+  sealName?: (partName: string) => string;
+};
 
 /** Opens an upload; returns its token (shown once) and when it expires if left idle. */
 export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ token: string; expiresTime: Date }> {
   const token = randomHex(32);
+  const partName = `${randomHex(16)}.part`;
+  const sealedName = u.sealName && u.name !== null ? u.sealName(partName) : null;
   await db
     .insertInto('fup_file_uploads')
     .values({
       fup_token_hash: sha256Hex(token),
       fup_purpose: u.purpose,
       fup_usr_user_id: u.userId,
-      fup_name: u.name,
+      fup_name: sealedName !== null ? null : u.name,
+      fup_sealed_name: sealedName,
       fup_mime_type: u.mimeType,
       fup_fol_folder_id: u.folderId,
       fup_fil_file_id: u.fileId,
@@ -85,7 +95,7 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
       fup_expected_sha256: u.expectedSha256,
       // A zero-byte upload has all its bytes from the start.
       fup_received_sha256: u.expectedBytes === 0 ? sha256Hex('') : null,
-      fup_part_name: `${randomHex(16)}.part`,
+      fup_part_name: partName,
       fup_create_time: u.now,
       fup_update_time: u.now,
     })

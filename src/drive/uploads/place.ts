@@ -17,6 +17,8 @@ export interface UploadDestination {
   folderId: number | null;
   /** Set for a new version of this file. */
   fileId: number | null;
+  /** The content is sealed under the owner's vault: a sealed folder's new file, or a sealed file's version. */
+  sealed: boolean;
 }
 
 const REFUSAL_MESSAGES: Record<QuotaRefusal, string> = {
@@ -101,7 +103,8 @@ export async function placeContent(
 
 /**
  * A blob of this content that the user already possesses: the current content or a kept version of one
- * of their own live Drive files, in this store. Nobody else's files are looked at (no existence oracle).
+ * of their own live, plain Drive files, in this store. Nobody else's files are looked at (no existence
+ * oracle), and sealed files' blobs (ciphertext) never match.
  */
 export async function ownedBlobWith(db: Kysely<DB>, userId: number, content: { sha256: string; sizeBytes: number; driver: string }): Promise<number | null> {
   const { rows } = await sql<{ id: number }>`
@@ -110,10 +113,10 @@ export async function ownedBlobWith(db: Kysely<DB>, userId: number, content: { s
       and b.fbb_refcount > 0 and b.fbb_storage_key <> ''
       and (
         exists (select 1 from fil_files f where f.fil_fbb_file_blob_id = b.fbb_file_blob_id
-          and f.fil_usr_user_id = ${userId} and f.fil_source = ${DRIVE_SOURCE} and f.fil_delete_time is null)
+          and f.fil_usr_user_id = ${userId} and f.fil_source = ${DRIVE_SOURCE} and f.fil_delete_time is null and f.fil_sealed_key is null)
         or exists (select 1 from fvr_file_versions v join fil_files f on f.fil_file_id = v.fvr_fil_file_id
           where v.fvr_fbb_file_blob_id = b.fbb_file_blob_id
-          and f.fil_usr_user_id = ${userId} and f.fil_source = ${DRIVE_SOURCE} and f.fil_delete_time is null)
+          and f.fil_usr_user_id = ${userId} and f.fil_source = ${DRIVE_SOURCE} and f.fil_delete_time is null and f.fil_sealed_key is null)
       )
     limit 1`.execute(db);
   return rows[0] ? Number(rows[0].id) : null;

@@ -80,7 +80,7 @@ export async function cronHealth(services: Pick<Services, 'db' | 'clock' | 'sche
   const rows = await services.db.selectFrom('tsk_task_runs').selectAll().orderBy('tsk_name').execute();
   const byName = new Map(rows.map((r) => [r.tsk_name, r]));
   const nowMs = services.clock.nowMs();
-  const registered = services.scheduler.tasks.map((task) => {
+  const registered = services.scheduler.tasks.filter((t) => !t.plugin || t.plugin.isActive()).map((task) => {
     const run = byName.get(task.name);
     // A task with a period from settings runs once per period (0: never), not on each wake.
     const period = task.periodSeconds?.();
@@ -108,7 +108,7 @@ export async function cronHealth(services: Pick<Services, 'db' | 'clock' | 'sche
       run_count: run?.tsk_run_count ?? 0,
     };
   });
-  const known = new Set(services.scheduler.tasks.map((t) => t.name));
+  const known = new Set(services.scheduler.tasks.filter((t) => !t.plugin || t.plugin.isActive()).map((t) => t.name));
   const orphans = rows
     .filter((r) => !known.has(r.tsk_name))
     .map((run) => ({

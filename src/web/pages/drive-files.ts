@@ -4,7 +4,9 @@ import { Readable } from 'node:stream';
 import { verifySecret } from '../../accounts/passwords.js';
 import { folderChain, resolveItem, tierReader } from '../../actions/drive/tree.js';
 import { contentDisposition, parseRange, servedContentType } from '../../drive/serving.js';
+import { fileContentKey, openSealedFileBytes, openSealedName, type SealedFileRow } from '../../drive/sealed-files.js';
 import { driveStorageFor } from '../../drive/storage.js';
+import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { isApiError } from '../../http/errors.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
 import type { Services } from '../../services.js';
@@ -26,21 +28,39 @@ interface ServedFile {
   mimeType: string | null;
   sizeBytes: number;
   blobId: number;
+  /** A sealed file's parts (DESIGN 10): its name and bytes open only through the owner's vault window. */
+  sealed: SealedFileRow | null;
 }
 
 async function servedFile(services: Services, fileId: number): Promise<ServedFile | null> {
   const row = await services.db
     .selectFrom('fil_files')
-    .select(['fil_file_id', 'fil_name', 'fil_mime_type', 'fil_size_bytes', 'fil_fbb_file_blob_id'])
+    .select(['fil_file_id', 'fil_name', 'fil_mime_type', 'fil_size_bytes', 'fil_fbb_file_blob_id', 'fil_usr_user_id', 'fil_sealed_key', 'fil_sealed_name'])
     .where('fil_file_id', '=', fileId)
     .where('fil_delete_time', 'is', null)
     .executeTakeFirst();
   if (!row || row.fil_fbb_file_blob_id === null) return null;
-  return { fileId: row.fil_file_id, name: row.fil_name ?? 'download', mimeType: row.fil_mime_type, sizeBytes: Number(row.fil_size_bytes ?? 0), blobId: row.fil_fbb_file_blob_id };
+  return {
+    fileId: row.fil_file_id,
+    name: row.fil_name ?? 'download',
+    mimeType: row.fil_mime_type,
+    sizeBytes: Number(row.fil_size_bytes ?? 0),
+    blobId: row.fil_fbb_file_blob_id,
+    sealed: row.fil_sealed_key !== null ? row : null,
+  };
 }
 
 function notFoundPage(reply: FastifyReply, viewer: Viewer): FastifyReply {
   return sendViewerPage(reply, viewer, 'Not found', html`<div class="card"><p>There is no file here.</p></div>`, 404);
+}
+
+/** A sealed file whose owner's vault is not open to this request: 423 Locked (DESIGN 10), never the bytes. */
+function lockedPage(reply: FastifyReply, viewer: Viewer, isOwner: boolean): FastifyReply {
+  const body = isOwner
+    ? html`<div class="card" id="sealed-locked"><h1>This file is sealed</h1><p>Its name and contents open only while your vault is unlocked.</p><p><a class="button" href="/profile/security#vault">Unlock your vault</a></p></div>`
+    : html`<div class="card" id="sealed-locked"><h1>This file is sealed</h1><p>Only its owner can open it.</p></div>`;
+  reply.header('cache-control', 'no-store');
+  return sendViewerPage(reply, viewer, 'Sealed file', body, 423);
 }
 
 /** The share link's unlock cookie value: expiry and a MAC keyed by the link's password hash (server-only). */
@@ -60,7 +80,8 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
   const { db, clock, settings } = services;
   const { blobs } = driveStorageFor(services.config);
 
-  async function stream(request: FastifyRequest, reply: FastifyReply, file: ServedFile): Promise<FastifyReply> {
+  /** `contentKey`: a sealed file's key, opened for this request (its name and bytes are decrypted as served). */
+  async function stream(request: FastifyRequest, reply: FastifyReply, file: ServedFile, contentKey: Buffer | null = null): Promise<FastifyReply> {
     const blob = await db.selectFrom('fbb_file_blobs').select(['fbb_storage_key', 'fbb_sha256', 'fbb_driver']).where('fbb_file_blob_id', '=', file.blobId).executeTakeFirstOrThrow();
     if (blob.fbb_driver !== blobs.driver) throw new Error(`blob ${file.blobId} lives in the '${blob.fbb_driver}' store`);
     reply.headers({
@@ -69,7 +90,7 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
       'content-disposition': contentDisposition(file.name),
       'content-security-policy': "default-src 'none'; sandbox allow-downloads",
       'accept-ranges': 'bytes',
-      'cache-control': 'private, no-cache',
+      'cache-control': contentKey ? 'no-store' : 'private, no-cache',
       etag: `"${blob.fbb_sha256.trim()}"`,
     });
     const range = parseRange(request.headers.range, file.sizeBytes);
@@ -78,7 +99,10 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
     if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`);
     reply.header('content-length', String(length));
     if (request.method === 'HEAD') return reply.send();
-    const body = length === 0 ? Readable.from([]) : await blobs.get(blob.fbb_storage_key, range ?? undefined);
+    if (length === 0) return reply.send(Readable.from([]));
+    const body = contentKey
+      ? await openSealedFileBytes((r) => blobs.get(blob.fbb_storage_key, r), contentKey, file.fileId, file.sizeBytes, range)
+      : await blobs.get(blob.fbb_storage_key, range ?? undefined);
     return reply.send(body);
   }
 
@@ -95,7 +119,13 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
       throw e;
     }
     const file = await servedFile(services, fileId);
-    return file ? stream(request, reply, file) : notFoundPage(reply, viewer);
+    if (!file) return notFoundPage(reply, viewer);
+    if (!file.sealed) return stream(request, reply, file);
+    const reader = { db, window: vaultWindowOf(services, request), userId: viewer.user.usr_user_id };
+    const contentKey = await fileContentKey(file.sealed, reader);
+    if (!contentKey) return lockedPage(reply, viewer, file.sealed.fil_usr_user_id === viewer.user.usr_user_id);
+    const name = await openSealedName(file.sealed, reader);
+    return stream(request, reply, { ...file, name: name.name ?? 'download' }, contentKey);
   };
   web.get('/drive/file/:id', fileRoute);
 
@@ -117,7 +147,8 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
     if (link.fil_fol_folder_id !== null && (await folderChain(db, link.fil_fol_folder_id)).some((f) => f.isTrashed)) return null;
     if ((await tierReader(db).getUserFeature(link.fil_usr_user_id, 'drive_share_links', false)) !== true) return null;
     const file = await servedFile(services, link.fil_file_id);
-    return file ? { id: link.fsl_file_share_link_id, passwordHash: link.fsl_password_hash, file } : null;
+    // Sealed files have no public links (drive_link_create refuses them); none is served if one exists.
+    return file && !file.sealed ? { id: link.fsl_file_share_link_id, passwordHash: link.fsl_password_hash, file } : null;
   }
 
   const unlockCookie = (linkId: number) => `gh_link_${linkId}`;

@@ -8,11 +8,13 @@ import { canEdit, fileAccess, folderAccess } from '../../drive/access.js';
 import type { DriveFile } from '../../drive/files.js';
 import { driveUsageBytes } from '../../drive/quota.js';
 import { isApiError } from '../../http/errors.js';
+import { vaultWindowOf } from '../../accounts/vault/request-window.js';
+import { vaultOf } from '../../accounts/vault/vaults.js';
 import type { Services } from '../../services.js';
 import { driveFeatures, fetchUserTier, TierFeatureReader, type DriveFeatures } from '../../tiers/features.js';
 import { activeFeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, raw, type SafeHtml } from '../html.js';
 
 // The member's Drive (DESIGN 9): the listing is rendered here from the same code drive_list runs; every
 // change goes through the drive_* actions from static/drive.js (serviceApi), uploads through the chunk
@@ -38,8 +40,8 @@ type View = 'files' | 'trash' | 'shared';
 
 const STYLE = `
 #drive .toolbar{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end}
-#drive .toolbar form{display:flex;gap:.5rem;align-items:flex-end;flex:1 1 16rem;margin:0}
-#drive .toolbar input[type=text]{flex:1;min-width:0}
+#drive .toolbar form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;flex:1 1 16rem;margin:0}
+#drive .toolbar input[type=text]{flex:1 1 10rem;min-width:0}
 #drive .toolbar button{margin-top:0}
 #drive .upload-label{display:inline-block;background:#2454d6;color:#fff;border-radius:4px;padding:.55rem 1.1rem;cursor:pointer}
 #drive .upload-label input{position:absolute;width:1px;height:1px;opacity:0}
@@ -60,6 +62,11 @@ const STYLE = `
 #drive .dialog li span,#drive .dialog p{overflow-wrap:anywhere}
 @media (max-width:600px){#drive table.stack td[data-label]::before{content:none}#drive table.stack td.size,#drive table.stack td.time{display:inline;color:#59636e;font-size:.85rem}
 #drive table.stack td.size:not(:empty)::after{content:" · "}#drive table.stack td.name{font-weight:600}#drive td.ops{padding-top:.3rem}}
+#drive .sealed-tag{display:inline-block;font-size:.75rem;font-weight:600;color:#5b3a00;background:#fff1cc;border:1px solid #e6c46a;border-radius:3px;padding:0 .35rem;margin-left:.4rem;vertical-align:.1em}
+#drive .locked-name{color:#59636e;font-style:italic}
+#drive .toolbar .sealed-choice{display:flex;gap:.35rem;align-items:center;flex:0 0 auto;margin:0;font-weight:400;white-space:nowrap}
+#drive .toolbar .sealed-choice input{width:auto;margin:0}
+#drive #vault-prompt{border-left:4px solid #e6c46a}
 #drive input[type=datetime-local]{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit;background:#fff}
 #drive .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}#drive .row>*{flex:1 1 10rem}#drive .row button{flex:0 0 auto}
 `;
@@ -127,6 +134,8 @@ interface RowRights {
   linksAllowed: boolean;
   /** The owner's own tree is on show, so the move dialog offers their folders. */
   movable: boolean;
+  /** A sealed item: no share or public link (DESIGN 10). */
+  sealed?: boolean;
 }
 
 function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
@@ -136,12 +145,14 @@ function opButtons(kind: 'file' | 'folder', r: RowRights): SafeHtml[] {
   if (canEdit(r.role)) ops.push(b('rename', 'Rename'));
   if (kind === 'file') ops.push(b('versions', 'Versions'));
   if (r.role === 'owner' && r.movable) ops.push(b('move', 'Move'));
-  if (r.role === 'owner') ops.push(b('share', 'Share'));
-  if (kind === 'file' && r.role === 'owner' && r.linksAllowed) ops.push(b('links', 'Links'));
+  if (r.role === 'owner' && !r.sealed) ops.push(b('share', 'Share'));
+  if (kind === 'file' && r.role === 'owner' && r.linksAllowed && !r.sealed) ops.push(b('links', 'Links'));
   if (canEdit(r.role)) ops.push(b('trash', 'Trash'));
   return ops;
 }
 
+const LOCK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="5" y="11" width="14" height="9" rx="1.5"/><path d="M8 11V8a4 4 0 0 1 8 0v3"/></svg>`;
+const SEALED_TAG = html`<span class="sealed-tag">Sealed</span>`;
 const FOLDER_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M3 6.5A1.5 1.5 0 0 1 4.5 5h4.6l2 2.2h8.4A1.5 1.5 0 0 1 21 8.7v9.8a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 18.5z"/></svg>`;
 const FILE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 3h8l5 5v12a1 1 0 0 1-1 1H6a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1z"/><path d="M14 3v5h5"/></svg>`;
 
@@ -150,16 +161,30 @@ const editable = (r: RowRights) => (canEdit(r.role) && !r.inTrash ? html` data-c
 
 function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
   return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="${f.name}"${editable(r)}>
-<td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}</td>
+<td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}${f.sealed ? SEALED_TAG : ''}</td>
 <td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
 <td class="ops actions">${opButtons('folder', r)}</td></tr>`;
 }
 
 function fileRow(f: DriveFile, r: RowRights): SafeHtml {
-  return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${f.name}"${editable(r)}>
-<td class="name" data-label="Name">${FILE_ICON}${r.inTrash ? f.name : html`<a class="download" href="/drive/file/${f.file_id}" download>${f.name}</a>`}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
+  if (f.content_locked) {
+    // A sealed file the viewer's vault does not open now: a placeholder, no name, no link (DESIGN 10).
+    return html`<tr data-kind="file" data-id="${f.file_id}" data-name="" data-locked="1">
+<td class="name" data-label="Name">${LOCK_ICON}<span class="locked-name">Locked file</span>${SEALED_TAG}</td>
 <td class="size" data-label="Size">${formatBytes(f.size_bytes)}</td><td class="time" data-label="Modified">${f.update_time}</td>
-<td class="ops actions">${opButtons('file', r)}</td></tr>`;
+<td class="ops actions">${r.inTrash && r.role === 'owner' ? opButtons('file', r) : ''}</td></tr>`;
+  }
+  const name = f.name ?? '';
+  return html`<tr data-kind="file" data-id="${f.file_id}" data-name="${name}"${editable(r)}>
+<td class="name" data-label="Name">${f.sealed ? LOCK_ICON : FILE_ICON}${r.inTrash ? name : html`<a class="download" href="/drive/file/${f.file_id}" download>${name}</a>`}${f.sealed ? SEALED_TAG : ''}${f.version_count > 0 ? html` <span class="help">(${f.version_count} earlier)</span>` : ''}</td>
+<td class="size" data-label="Size">${formatBytes(f.size_bytes)}</td><td class="time" data-label="Modified">${f.update_time}</td>
+<td class="ops actions">${opButtons('file', { ...r, sealed: f.sealed })}</td></tr>`;
+}
+
+/** Asks the member to unlock: shown where sealed names are hidden or a sealed folder cannot take uploads. */
+function vaultPrompt(): SafeHtml {
+  return html`<div class="card notice" id="vault-prompt" role="status"><p><strong>Sealed content is locked.</strong> Names and contents of sealed files open only while your vault is unlocked.</p>
+<p><a href="/profile/security#vault" id="vault-unlock-link">Unlock your vault</a> and come back to this page.</p></div>`;
 }
 
 /** Each row's rights: in a folder, the folder's role reaches everything in it; in "shared", each item's own. */
@@ -170,7 +195,7 @@ async function rowRights(db: Kysely<DB>, userId: number, listing: DriveListing, 
   const rights = new Map<string, RowRights>();
   for (const f of listing.folders) {
     const role = view === 'shared' && !listing.folder ? ((await folderAccess(db, userId, f.folder_id))?.role ?? 'viewer') : folderRole;
-    rights.set(`folder:${f.folder_id}`, { role, inTrash: inTrashView, linksAllowed, movable });
+    rights.set(`folder:${f.folder_id}`, { role, inTrash: inTrashView, linksAllowed, movable, sealed: f.sealed });
   }
   for (const f of listing.files) {
     const role = view === 'shared' && !listing.folder ? ((await fileAccess(db, userId, f.file_id))?.role ?? 'viewer') : f.owner_user_id === userId ? 'owner' : folderRole;
@@ -276,10 +301,11 @@ export function drivePage(web: FastifyInstance, services: Services): void {
     const folderId = /^[1-9]\d{0,15}$/.test(String(query.folder ?? '')) ? Number(query.folder) : null;
     const view: View = folderId === null && (query.view === 'trash' || query.view === 'shared') ? query.view : 'files';
     const pageNo = /^\d{1,6}$/.test(String(query.page ?? '')) ? Number(query.page) : 0;
+    const vaultWindow = vaultWindowOf(services, request);
 
     let listing: DriveListing;
     try {
-      listing = await listDrive(db, userId, { folderId, trashed: view === 'trash', shared: view === 'shared', page: pageNo, numperpage: PER_PAGE });
+      listing = await listDrive(db, userId, { folderId, trashed: view === 'trash', shared: view === 'shared', page: pageNo, numperpage: PER_PAGE }, { db, window: vaultWindow, userId });
     } catch (e) {
       if (!isApiError(e) || e.status >= 500) throw e;
       return sendViewerPage(reply, viewer, 'Drive', html`${viewNav('files')}<div class="card"><p class="error" id="not-found">That folder does not exist, or it is not shared with you.</p></div>`, 404);
@@ -290,7 +316,13 @@ export function drivePage(web: FastifyInstance, services: Services): void {
     const visible = folder && folder.role !== 'owner' ? await visibleAncestors(db, userId, ancestors) : ancestors;
     const quota = await quotaOf(db, userId);
     const rights = await rowRights(db, userId, listing, view, quota.limits.shareLinks);
-    const mayUpload = view === 'files' && (!folder || (canEdit(folder.role) && !folder.inTrash));
+    const hasVault = (await vaultOf(db, userId)) !== null;
+    const unlocked = hasVault && (await vaultWindow.isOpenFor(db, userId));
+    // A sealed folder takes uploads only from its owner with the vault unlocked (the actions refuse otherwise).
+    const sealedHere = folder?.sealed ?? false;
+    const mayUpload = view === 'files' && (!folder || (canEdit(folder.role) && !folder.inTrash)) && (!sealedHere || (folder!.role === 'owner' && unlocked));
+    const mayMakeFolder = view === 'files' && (!folder || (canEdit(folder.role) && !folder.inTrash)) && (!sealedHere || folder!.role === 'owner');
+    const showPrompt = listing.locked || (sealedHere && folder!.role === 'owner' && !unlocked);
     const done = DONE_MESSAGES[String(query.done ?? '')];
     const base = new URLSearchParams(folderId !== null ? { folder: String(folderId) } : view !== 'files' ? { view } : {});
     const rows = [
@@ -299,16 +331,17 @@ export function drivePage(web: FastifyInstance, services: Services): void {
     ];
     const empty = view === 'trash' ? 'The trash is empty.' : view === 'shared' ? 'Nothing is shared with you yet.' : 'No files here yet.';
 
-    const body = html`<style>${STYLE}</style>
+    const body = html`<style>${raw(STYLE)}</style>
 <div id="drive"${folderId !== null ? html` data-folder-id="${folderId}"` : ''} data-view="${view}">
 ${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
 ${quotaCard(quota)}
 ${viewNav(folder && folder.role !== 'owner' ? 'shared' : view)}
 ${crumbs(folder, visible, view)}
-${mayUpload
+${showPrompt ? vaultPrompt() : ''}
+${mayUpload || mayMakeFolder
   ? html`<div class="card toolbar">
-<label class="upload-label" for="upload-input">Upload files<input type="file" id="upload-input" multiple></label>
-<form id="folder-form"><input type="text" id="folder-name" placeholder="New folder name" aria-label="New folder name" maxlength="255" required><button type="submit" class="secondary">New folder</button></form>
+${mayUpload ? html`<label class="upload-label" for="upload-input">${sealedHere ? 'Upload sealed files' : 'Upload files'}<input type="file" id="upload-input" multiple></label>` : ''}
+<form id="folder-form"><input type="text" id="folder-name" placeholder="New folder name" aria-label="New folder name" maxlength="255" required>${sealedFolderChoice(sealedHere, hasVault)}<button type="submit" class="secondary">New folder</button></form>
 </div>`
   : ''}
 <div class="card" id="upload-panel" hidden><p><strong id="upload-name"></strong></p><progress id="upload-progress" value="0" max="1"></progress><p class="help" id="upload-text" role="status"></p></div>
@@ -323,6 +356,13 @@ ${[...rights.values()].some((r) => r.movable && r.role === 'owner' && !r.inTrash
 <script src="/static/drive.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Drive', body, 200, { wide: true });
   });
+}
+
+/** The sealed choice of the new-folder form: inside a sealed folder every new folder is sealed anyway. */
+function sealedFolderChoice(insideSealed: boolean, hasVault: boolean): SafeHtml {
+  if (insideSealed) return html`<span class="help sealed-choice">Sealed, like this folder</span>`;
+  if (!hasVault) return html`<span class="help sealed-choice"><a href="/profile/security#vault" id="vault-setup-link">Set up your vault</a>&nbsp;for sealed folders</span>`;
+  return html`<label class="sealed-choice" for="folder-sealed"><input type="checkbox" id="folder-sealed"> Sealed</label>`;
 }
 
 /** The part of a folder's path a grantee may open: the folders they hold a grant on or below. */

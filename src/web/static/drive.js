@@ -245,6 +245,8 @@ document.addEventListener('DOMContentLoaded', function () {
       var name = document.getElementById('folder-name').value;
       var body = { name: name };
       if (folderId !== null) body.parent_id = folderId;
+      var sealedBox = document.getElementById('folder-sealed');
+      if (sealedBox && sealedBox.checked) body.sealed = true;
       window.serviceApi.post('drive_folder_create', body).then(function () { reloadWith('folder'); }, fail);
     });
   }

@@ -1,4 +1,4 @@
-import { defineAction } from '../../define.js';
+import { defineAction } from '../../../actions/define.js';
 
 /** The mailbox plugin's first action: proves its namespace answers while the plugin is active. */
 export default defineAction({

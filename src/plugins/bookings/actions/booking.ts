@@ -1,9 +1,9 @@
 import { businessError } from '../../../http/errors.js';
 import { formatTimestamp, parseTimestamp } from '../../../lib/time.js';
-import { slotFits } from '../../../plugins/bookings/availability.js';
-import { actingUser } from '../../account/user.js';
-import { defineAction } from '../../define.js';
-import { isUniqueViolation, workflowTables } from '../../events/tables.js';
+import { slotFits } from '../availability.js';
+import { actingUser } from '../../../actions/account/user.js';
+import { defineAction } from '../../../actions/define.js';
+import { isUniqueViolation, workflowTables } from '../../../actions/events/tables.js';
 
 /**
  * Books one slot of a bookable resource for the acting user (the bookings plugin; the contract names the
