@@ -18,10 +18,11 @@ import { setTierResolver } from './accounts/session-summary.js';
 import { TierSystem, installFeatureRegistry } from './tiers/index.js';
 import { WebSessions } from './web/sessions.js';
 import { StoreSystem } from './store/index.js';
-import { KeyRowCache } from './http/auth/key-row-cache.js';
+import type { ReadCache } from './cache/read-cache.js';
+import { ReadCaches, attachReadCaches } from './cache/read-caches.js';
 import type { KeyRow } from './http/auth/authenticate.js';
-import { PRINCIPAL_CHANGES } from './db/change-feed.js';
 import { registerContentResealer } from './accounts/vault/rotation.js';
+import { ROW_CHANGES } from './db/change-feed.js';
 import { VaultWindows, registerProtectionLevelSource } from './accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from './accounts/vault/window-store.js';
 
@@ -53,8 +54,10 @@ export interface Services {
   tiers: TierSystem;
   /** The store: active only with products_active and subscriptions_active; provider clients and fakes' seams. */
   store: StoreSystem;
-  /** Key rows of recently presented keys (PostgreSQL only; see KeyRowCache for when one is used). */
-  keyRows: KeyRowCache<KeyRow>;
+  /** Key rows of recently presented keys (caches.keyRows). */
+  keyRows: ReadCache<string, KeyRow>;
+  /** Rows served from memory while nothing changed them (see ReadCaches). */
+  caches: ReadCaches;
   /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */
   vaultWindows: VaultWindows;
   close(): Promise<void>;
@@ -66,15 +69,20 @@ export interface ServiceOptions {
   clock?: Clock;
   /** Overrides the store chosen from REDIS_URL (tests pass one with their own key prefix). */
   rateLimitStore?: RateLimitStore;
-  /** Reload settings and plugin flags every second (off in tests, which write through this node). */
+  /**
+   * A safety reload of the settings and plugin flags, for a change whose notification could have been
+   * missed: every 30 s while the change feed is live, every second while it is not (off in tests).
+   */
   refreshSettings?: boolean;
   /** Where plugin folders are discovered (tests point at fixtures). */
   pluginsDir?: string;
-  /** Cache key rows on PostgreSQL (default true; the CLI, which serves no requests, turns it off). */
-  keyRowCache?: boolean;
+  /** Serve reads from memory, kept right by the change feed (default true; the CLI, which serves no requests, turns it off). */
+  readCaches?: boolean;
   /** Overrides the vault window store chosen from REDIS_URL (tests pass one with their own key prefix). */
   vaultWindowStore?: VaultWindowStore;
 }
+
+const SAFETY_RELOAD_SECONDS = 30;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
@@ -88,8 +96,18 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const settings = new Settings(db, clock);
   const plugins = new Plugins(db, clock, opts.pluginsDir);
   await Promise.all([settings.load(), plugins.load()]);
-  // Other nodes (and the CLI writing through the socket) change settings and plugin flags; reload them.
-  const refresh = opts.refreshSettings ? setInterval(() => void Promise.all([settings.load(), plugins.load()]).catch(() => {}), 1000) : undefined;
+  const caches = new ReadCaches({ settings: () => settings.load(), plugins: () => plugins.load() });
+  // Other nodes (and the CLI writing through the socket) change settings and plugin flags: their
+  // notifications reload them at once; this is the safety net for one that was missed.
+  let sinceReload = 0;
+  const refresh = opts.refreshSettings
+    ? setInterval(() => {
+        if (caches.live && ++sinceReload < SAFETY_RELOAD_SECONDS) return;
+        sinceReload = 0;
+        caches.settings.request();
+        caches.plugins.request();
+      }, 1000)
+    : undefined;
   refresh?.unref();
   const rateLimitStore =
     opts.rateLimitStore ?? (opts.config.redisUrl ? new RedisRateLimitStore(opts.config.redisUrl) : new MemoryRateLimitStore());
@@ -105,11 +123,11 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const scheduler = new Scheduler(db, clock, [...allTasks(partial), ...pluginTasks(plugged, { ...partial, tiers })]);
   const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
   const forgetResealers = plugged.flatMap((p) => (p.contentResealer ? [registerContentResealer(p.contentResealer)] : []));
-  const keyRows = new KeyRowCache<KeyRow>();
-  const changes = opts.keyRowCache === false ? undefined : opts.database.changes;
-  const forgetOnWrite = changes?.onLocalWrite(() => keyRows.invalidate());
-  const principalFeed = changes?.feed(PRINCIPAL_CHANGES, { changed: () => keyRows.invalidate(), live: (isLive) => keyRows.setLive(isLive) });
-  principalFeed?.start();
+  const changes = opts.readCaches === false ? undefined : opts.database.changes;
+  const detach = changes ? attachReadCaches(db, caches) : undefined;
+  const forgetOnWrite = changes?.onLocalWrite((tables) => caches.wrote(tables));
+  const feed = changes?.feed(ROW_CHANGES, { changed: (payload) => caches.notified(payload), live: (isLive) => caches.setLive(isLive) });
+  feed?.start();
   const vaultWindowStore =
     opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(clock));
   return {
@@ -117,14 +135,16 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     scheduler,
     tiers,
     store: new StoreSystem(db, settings, clock),
-    keyRows,
+    keyRows: caches.keyRows,
+    caches,
     vaultWindows: new VaultWindows(vaultWindowStore, clock),
     async close() {
       if (refresh) clearInterval(refresh);
       for (const forget of forgetLevels) forget();
       for (const forget of forgetResealers) forget();
       forgetOnWrite?.();
-      await principalFeed?.stop();
+      await feed?.stop();
+      detach?.();
       await scheduler.stop();
       await requestLog.stop();
       await rateLimitStore.close();

@@ -51,7 +51,7 @@ export function createCliContext(config: Config, io: CliIo): CliContext {
       try {
         const applied = await migrateToLatest(cli.database.db);
         // Rate limits are not used by commands; never connect to Redis for them.
-        const services = await createServices({ config, database: cli.database, rateLimitStore: new MemoryRateLimitStore(), keyRowCache: false });
+        const services = await createServices({ config, database: cli.database, rateLimitStore: new MemoryRateLimitStore(), readCaches: false });
         try {
           return await fn(services, applied);
         } finally {

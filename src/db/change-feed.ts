@@ -2,14 +2,14 @@ import pg from 'pg';
 import { assertPlainIdentifier } from './identifier.js';
 
 /**
- * The channel the principal-change triggers (migration 0013) notify: a write to API keys, users, tier
- * memberships or tiers, by any process.
+ * The channel the row-change triggers (migration 0028) notify on every write, by any process, to a table
+ * whose rows servers cache: the payload is '<table>:<primary key>', or '<table>' for a truncate.
  */
-export const PRINCIPAL_CHANGES = 'gatehouse_principal_changes';
+export const ROW_CHANGES = 'gatehouse_changes';
 
 export interface ChangeFeedHandlers {
   /** A notification arrived on the channel. */
-  changed(): void;
+  changed(payload: string): void;
   /**
    * Whether notifications are being received: false from the moment the connection fails (writes made
    * meanwhile go unseen) until it is back and listening again.
@@ -24,7 +24,12 @@ const MAX_RETRY_MS = 5_000;
  * LISTEN on one channel over a PostgreSQL connection of its own (a pooled one cannot hold a LISTEN),
  * reconnecting with backoff when it fails.
  */
-export class ChangeFeed {
+export interface Feed {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export class ChangeFeed implements Feed {
   private client: pg.Client | undefined;
   private retry: NodeJS.Timeout | undefined;
   private retryMs = FIRST_RETRY_MS;
@@ -53,7 +58,7 @@ export class ChangeFeed {
     client.on('error', onLost);
     client.on('end', onLost);
     client.on('notification', (message) => {
-      if (message.channel === this.channel) this.handlers.changed();
+      if (message.channel === this.channel) this.handlers.changed(message.payload ?? '');
     });
     try {
       await client.connect();

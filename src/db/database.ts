@@ -5,7 +5,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { ChangeFeed, type ChangeFeedHandlers } from './change-feed.js';
+import { ChangeFeed, type ChangeFeedHandlers, type Feed } from './change-feed.js';
+import { PGliteChangeFeed } from './pglite-change-feed.js';
 import { assertPlainIdentifier } from './identifier.js';
 import { PGliteDialect, type CopyFromBlobQuery } from './pglite-dialect.js';
 import type { DB } from './types.js';
@@ -17,8 +18,8 @@ export interface Database {
   db: Kysely<DB>;
   /** Present only on the embedded database (for the socket server and dumps). */
   pglite?: PGlite;
-  /** Present only on PostgreSQL: what tells a cache that rows may have changed. */
-  changes?: DatabaseChanges;
+  /** What tells a cache that rows may have changed. */
+  changes: DatabaseChanges;
   /**
    * Loads rows given in COPY's text format (one line per row, tab-separated, in `columns` order) into
    * `table`: the cheapest bulk load on both databases, for both this process and the database server.
@@ -35,12 +36,15 @@ function copyStatement(table: string, columns: readonly string[], source: string
 
 export interface DatabaseChanges {
   /**
-   * Calls `listener` after each statement of this process that may have written (anything but a plain
-   * select; begin and commit included, so a committed transaction is one too). Returns the unsubscribe.
+   * Calls `listener` once this process's writes are visible to other connections: after a write
+   * statement outside a transaction, and after the commit (or rollback) of a transaction that wrote,
+   * with the tables written (null when a statement's table is not known: anything may have changed).
+   * Only where notifications arrive after the write completes (PostgreSQL); on the embedded database
+   * they arrive while it completes, and this never calls. Returns the unsubscribe.
    */
-  onLocalWrite(listener: () => void): () => void;
-  /** A LISTEN on `channel` (other processes' notifications), not yet started. */
-  feed(channel: string, handlers: ChangeFeedHandlers): ChangeFeed;
+  onLocalWrite(listener: (tables: ReadonlySet<string> | null) => void): () => void;
+  /** A LISTEN on `channel` (every process's notifications, this one's included), not yet started. */
+  feed(channel: string, handlers: ChangeFeedHandlers): Feed;
 }
 
 export interface OpenOptions {
@@ -117,18 +121,62 @@ export class PreparedStatementNames {
   }
 }
 
+/** The table a write statement as Kysely writes it names; undefined when not recognised. */
+const WRITE_TARGET = /^(?:insert\s+into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)"?[\s(]/i;
+const NO_WRITE = /^(?:select|begin|start transaction|savepoint|release|set|show|listen|unlisten)\b/i;
+const TRANSACTION_END = /^(?:commit|rollback|end|abort)\b/i;
+
+/**
+ * What a client's statements wrote, reported when other connections can see it: at once outside a
+ * transaction, at its end inside one (begin … commit).
+ */
+class WriteTracker {
+  private inTransaction = false;
+  private tables: Set<string> | null = new Set();
+  private wrote = false;
+
+  constructor(private readonly report: (tables: ReadonlySet<string> | null) => void) {}
+
+  /** Called as a statement completes (whether or not it succeeded). */
+  completed(text: string): void {
+    const head = text.trimStart();
+    if (/^begin\b|^start transaction\b/i.test(head)) {
+      this.inTransaction = true;
+      return;
+    }
+    if (TRANSACTION_END.test(head)) {
+      const { wrote, tables } = this;
+      this.inTransaction = false;
+      this.wrote = false;
+      this.tables = new Set();
+      if (wrote) this.report(tables);
+      return;
+    }
+    if (NO_WRITE.test(head)) return;
+    const target = WRITE_TARGET.exec(head)?.[1];
+    if (!this.inTransaction) {
+      this.report(target ? new Set([target.toLowerCase()]) : null);
+      return;
+    }
+    this.wrote = true;
+    if (!target) this.tables = null;
+    else this.tables?.add(target.toLowerCase());
+  }
+}
+
 /**
  * Every statement a pooled client runs passes here: named when `statements` knows a name for its text,
- * and followed by `afterWrite` when it may have written. Kysely sends its statements as (text, values).
+ * and reported to `written` when it may have written. Kysely sends its statements as (text, values).
  */
-function hookQueries(client: pg.PoolClient, statements: PreparedStatementNames | undefined, afterWrite: () => void): void {
+function hookQueries(client: pg.PoolClient, statements: PreparedStatementNames | undefined, written: (tables: ReadonlySet<string> | null) => void): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const writes = new WriteTracker(written);
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const [text, values] = args;
     if (typeof text !== 'string' || args.length > 2 || typeof values === 'function') return query(...args);
     const name = statements && Array.isArray(values) ? statements.nameFor(text) : undefined;
     const result = (name ? query({ name, text, values }) : query(...args)) as Promise<unknown>;
-    return text.startsWith('select ') ? result : result.finally(afterWrite);
+    return text.startsWith('select ') ? result : result.finally(() => writes.completed(text));
   };
 }
 
@@ -146,9 +194,9 @@ async function openPostgres(url: string, poolMax: number, preparedStatements: bo
   // A pool error on an idle client must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
   const statements = preparedStatements ? new PreparedStatementNames() : undefined;
-  const writeListeners = new Set<() => void>();
-  const afterWrite = () => {
-    for (const listener of writeListeners) listener();
+  const writeListeners = new Set<(tables: ReadonlySet<string> | null) => void>();
+  const afterWrite = (tables: ReadonlySet<string> | null) => {
+    for (const listener of writeListeners) listener(tables);
   };
   pool.on('connect', (client) => hookQueries(client, statements, afterWrite));
   const changes: DatabaseChanges = {
@@ -204,6 +252,10 @@ async function openPGlite(dataDir: string | undefined, loadDataDir: Blob | undef
     kind: 'pglite',
     db,
     pglite,
+    changes: {
+      onLocalWrite: () => () => {},
+      feed: (channel, handlers) => new PGliteChangeFeed(pglite, db, channel, handlers),
+    },
     // Through Kysely, so that the load waits its turn on the one connection like any other statement.
     copyRows: async (table, columns, text) => {
       const query: CopyFromBlobQuery = { ...CompiledQuery.raw(copyStatement(table, columns, "'/dev/blob'")), blob: new Blob([text]) };

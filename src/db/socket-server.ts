@@ -5,6 +5,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Kysely } from 'kysely';
 import type { DB } from './types.js';
+import { NotificationTap } from './notification-tap.js';
+import { deliverSocketNotification } from './pglite-change-feed.js';
 
 /** The name psql and node-postgres look for in a socket directory (`-h DATA_DIR`, `host=DATA_DIR`). */
 export const SOCKET_FILE_NAME = '.s.PGSQL.5432';
@@ -56,11 +58,18 @@ class SharedSession {
   private entering: Promise<void> | null = null;
   private lastMessageType = 0;
   private abandonTimer: NodeJS.Timeout | undefined;
+  /**
+   * The session's notifications raised by a client's writes come back in that client's bytes: this
+   * process's change feeds get them there (and the client, which did not listen, does not).
+   */
+  private readonly tap: NotificationTap;
 
   constructor(
     private readonly pglite: PGlite,
     private readonly db: Kysely<DB>,
-  ) {}
+  ) {
+    this.tap = new NotificationTap((channel, payload) => deliverSocketNotification(pglite, channel, payload));
+  }
 
   private async enter(): Promise<void> {
     clearTimeout(this.abandonTimer);
@@ -118,7 +127,14 @@ class SharedSession {
       },
       execProtocolRawStream: (message: Uint8Array, opts: Parameters<PGlite['execProtocolRawStream']>[1]) => {
         this.lastMessageType = message[0] ?? 0;
-        return pglite.execProtocolRawStream(message, opts);
+        const onRawData = opts.onRawData;
+        return pglite.execProtocolRawStream(message, {
+          ...opts,
+          onRawData: (data: Uint8Array) => {
+            const passed = this.tap.filter(data);
+            if (passed.length > 0) onRawData(passed);
+          },
+        });
       },
       // Used by the socket server to roll back the transaction of a client that disconnected.
       exec: async (query: string) => {

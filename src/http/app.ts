@@ -176,6 +176,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     return authenticateRequest(services, this);
   });
   app.decorateReply('errortype', null);
+  // A settings or plugin-flag change another process made is being reloaded (its notification came):
+  // the request waits, so that it sees the change.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    const settling = services.caches.settling();
+    if (settling === undefined) done();
+    else settling.then(() => done(), () => done());
+  });
   await app.register(cookie);
   await app.register(formbody);
   registerWebSessionRequest(app, services, API_PREFIX);

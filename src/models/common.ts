@@ -32,12 +32,24 @@ export function maxVisibleTierLevel(column: string): CollectionFilter {
   };
 }
 
+type ViewableRow = NonNullable<ModelDeclaration['viewableRow']>;
+
+/** A timestamp column's value reached at `now` (a null one is not). */
+const reached = (value: unknown, now: Date): boolean => value instanceof Date && value.getTime() <= now.getTime();
+
 /** Post's is-viewable check: published, and its publish time (when set) reached. */
 export const publishedPost: Viewable = (eb, { now }) =>
   eb.and([eb('pst_is_published', '=', true), eb.or([eb('pst_published_time', 'is', null), eb('pst_published_time', '<=', now)])]);
+export const publishedPostRow: ViewableRow = (row, { now }) =>
+  row.pst_is_published === true && (row.pst_published_time === null || reached(row.pst_published_time, now));
+
+/** Page's is-viewable check: a page is published once its publish time is set and reached (a draft has none). */
+export const publishedPage: Viewable = (eb, { now }) => eb.and([eb('pag_published_time', 'is not', null), eb('pag_published_time', '<=', now)]);
+export const publishedPageRow: ViewableRow = (row, { now }) => reached(row.pag_published_time, now);
 
 /** Event's is-viewable check: evt_visibility 0 is a private event, seen by staff only (as in the event actions). */
 export const visibleEvent: Viewable = (eb) => eb.or([eb('evt_visibility', 'is', null), eb('evt_visibility', '<>', 0)]);
+export const visibleEventRow: ViewableRow = (row) => row.evt_visibility === null || Number(row.evt_visibility) !== 0;
 
 /**
  * Video's is-viewable check: the viewer's permission reaches vid_min_permission, and when the video

@@ -147,6 +147,12 @@ export interface ModelDeclaration {
    * to choose its shape.
    */
   viewable?: (eb: ExpressionBuilder<any, any>, reader: ViewableReader) => Expression<SqlBool>;
+  /**
+   * The same is-viewable check asked of a row in memory (a single read served from the row cache). A
+   * model with `viewable` and without this is never served from memory. Must agree with `viewable` on
+   * every row (test/api/viewable-row.test.ts holds each against the database).
+   */
+  viewableRow?: (row: Row, reader: ViewableReader) => boolean;
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
   gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
 }

@@ -1,4 +1,4 @@
-import { standardTimes, maxVisibleTierLevel, visibleEvent } from './common.js';
+import { standardTimes, maxVisibleTierLevel, visibleEvent, visibleEventRow } from './common.js';
 import { col, defineModel } from './define.js';
 
 // evt_usr_user_id_leader names the event's leader, not an owner: events are staff-written catalogue.
@@ -52,6 +52,7 @@ export const Event = defineModel({
   // evt_private_info is for registrants (served by actions), never by the public read.
   exposure: { readable: true, writable: true, publicRead: true, unreadable: ['evt_private_info'] },
   viewable: visibleEvent,
+  viewableRow: visibleEventRow,
   gate: { minLevel: 'evt_tier_min_level', publicAfterHours: 'evt_tier_public_after_hours', body: ['evt_description'] },
   filters: { max_visible_tier_level: maxVisibleTierLevel('evt_tier_min_level') },
 });

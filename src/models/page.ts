@@ -1,4 +1,4 @@
-import { staffOnly, standardTimes } from './common.js';
+import { publishedPage, publishedPageRow, staffOnly, standardTimes } from './common.js';
 import { col, defineModel } from './define.js';
 
 // pag_component_layout is json in SCHEMA; stored as jsonb here.
@@ -23,7 +23,7 @@ export const Page = defineModel({
   },
   exposure: { readable: true, writable: true, publicRead: true },
   checks: { write: staffOnly },
-  // Published state: a page is published once its publish time is set and reached (a draft has none).
-  viewable: (eb, { now }) => eb.and([eb('pag_published_time', 'is not', null), eb('pag_published_time', '<=', now)]),
+  viewable: publishedPage,
+  viewableRow: publishedPageRow,
   gate: { minLevel: 'pag_tier_min_level', publicAfterHours: 'pag_tier_public_after_hours', publishedTime: 'pag_published_time', body: ['pag_component_layout'] },
 });

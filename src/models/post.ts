@@ -1,4 +1,4 @@
-import { maxVisibleTierLevel, publishedPost, staffOnly, standardTimes } from './common.js';
+import { maxVisibleTierLevel, publishedPost, publishedPostRow, staffOnly, standardTimes } from './common.js';
 import { col, defineModel } from './define.js';
 
 // pst_usr_user_id is the author (stamped from the caller on POST); writes are staff-only all the same.
@@ -27,6 +27,7 @@ export const Post = defineModel({
   exposure: { readable: true, writable: true, publicRead: true },
   checks: { write: staffOnly },
   viewable: publishedPost,
+  viewableRow: publishedPostRow,
   gate: { minLevel: 'pst_tier_min_level', publicAfterHours: 'pst_tier_public_after_hours', publishedTime: 'pst_published_time', body: ['pst_body'] },
   filters: { max_visible_tier_level: maxVisibleTierLevel('pst_tier_min_level') },
 });

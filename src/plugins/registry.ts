@@ -39,7 +39,7 @@ export function discoverPlugins(dir = PLUGINS_DIR): PluginManifest[] {
 
 /**
  * Which plugins are active. Flags live in plg_plugins; reads come from a per-node cache refreshed with
- * the settings (about once a second) and updated at once by this node's own writes.
+ * the settings (on their table's change notification) and updated at once by this node's own writes.
  */
 export class Plugins {
   private active = new Set<string>();

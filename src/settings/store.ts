@@ -12,8 +12,8 @@ import {
 
 /**
  * Settings read from a per-node cache (reads are synchronous and free on the hot path). A write updates
- * this node at once; the services container reloads every second for writes made by other nodes or by
- * the CLI through the socket.
+ * this node at once; a write by another node or by the CLI through the socket reloads it on that write's
+ * notification (see ReadCaches), and requests wait for that reload.
  */
 export class Settings {
   private values = new Map<string, unknown>();

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, FeatureValue } from '../db/types.js';
 import type { FeatureRegistry } from './feature-registry.js';
+import { readCachesOf } from '../cache/read-caches.js';
 
 /** The tier a user's features come from: a live, active tier the user is a member of. */
 export interface UserTier {
@@ -12,10 +13,17 @@ export interface UserTier {
 }
 
 /**
- * One indexed query: the user's tier membership (partial unique index on grm_foreign_key_id) joined to
- * its tier by primary key. A membership in a deleted or inactive tier grants nothing.
+ * The user's tier: from memory while no membership or tier changed (see ReadCaches), else one indexed
+ * query. A membership in a deleted or inactive tier grants nothing.
  */
 export async function fetchUserTier(db: Kysely<DB>, userId: number): Promise<UserTier | null> {
+  const cache = readCachesOf(db)?.userTiers;
+  if (!cache) return readUserTier(db, userId);
+  return (await cache.get(userId, Date.now(), () => readUserTier(db, userId))) ?? null;
+}
+
+/** The user's tier membership (partial unique index on grm_foreign_key_id) joined to its tier by primary key. */
+async function readUserTier(db: Kysely<DB>, userId: number): Promise<UserTier | null> {
   const row = await db
     .selectFrom('grm_group_members')
     .innerJoin('sbt_subscription_tiers', 'sbt_subscription_tier_id', 'grm_sbt_subscription_tier_id')

@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Model, ModelContext, Row } from '../models/define.js';
 import type { Settings } from '../settings/store.js';
 import { fetchUserTier, type UserTier } from './features.js';
+import { readCachesOf } from '../cache/read-caches.js';
 import { STAFF_PERMISSION, decideTierAccess, gatePreview, type EntityGate, type TierAccessResult, type TierCatalogue } from './gating.js';
 
 export interface GateViewerIdentity {
@@ -65,26 +66,10 @@ export class TierGate {
 
   catalogue(): Promise<TierCatalogue> {
     this.cat ??= (async () => {
-      const tiers = await this.db
-        .selectFrom('sbt_subscription_tiers')
-        .select(['sbt_subscription_tier_id', 'sbt_name', 'sbt_display_name', 'sbt_tier_level'])
-        .where('sbt_is_active', '=', true)
-        .where('sbt_delete_time', 'is', null)
-        .orderBy('sbt_tier_level')
-        .execute();
       const active = storeActive(this.settings);
-      const products = active
-        ? await (this.db as unknown as Kysely<any>)
-            .selectFrom('pro_products')
-            .select(['pro_product_id', 'pro_name', 'pro_link', 'pro_sbt_subscription_tier_id'])
-            .where('pro_sbt_subscription_tier_id', 'is not', null)
-            .where('pro_is_active', '=', true)
-            .where('pro_delete_time', 'is', null)
-            .orderBy('pro_product_id')
-            .execute()
-        : [];
+      const [tiers, products] = await Promise.all([catalogueRows(this.db, 'tiers'), active ? catalogueRows(this.db, 'products') : []]);
       return {
-        tiers: tiers.map((t) => ({ tier_id: t.sbt_subscription_tier_id, name: t.sbt_name, display_name: t.sbt_display_name, tier_level: t.sbt_tier_level })),
+        tiers: tiers.map((t) => ({ tier_id: Number(t.sbt_subscription_tier_id), name: String(t.sbt_name), display_name: String(t.sbt_display_name), tier_level: Number(t.sbt_tier_level) })),
         products: products.map((p: Row) => ({ product_id: Number(p.pro_product_id), name: String(p.pro_name), link: (p.pro_link as string | null) ?? null, tier_id: Number(p.pro_sbt_subscription_tier_id) })),
         storeActive: active,
         upgradeUrl: this.settings.string('tier_upgrade_url'),
@@ -146,6 +131,29 @@ export function openRowsExpression(model: Model, hasLevel: boolean, level: unkno
     }
     return eb.or(open);
   };
+}
+
+/** The live, active tiers by level, or the active products linked to a tier: from memory while neither table changed. */
+async function catalogueRows(db: Kysely<DB>, which: 'tiers' | 'products'): Promise<Row[]> {
+  const read = async (): Promise<Row[]> =>
+    which === 'tiers'
+      ? db
+          .selectFrom('sbt_subscription_tiers')
+          .select(['sbt_subscription_tier_id', 'sbt_name', 'sbt_display_name', 'sbt_tier_level'])
+          .where('sbt_is_active', '=', true)
+          .where('sbt_delete_time', 'is', null)
+          .orderBy('sbt_tier_level')
+          .execute()
+      : (db as unknown as Kysely<any>)
+          .selectFrom('pro_products')
+          .select(['pro_product_id', 'pro_name', 'pro_link', 'pro_sbt_subscription_tier_id'])
+          .where('pro_sbt_subscription_tier_id', 'is not', null)
+          .where('pro_is_active', '=', true)
+          .where('pro_delete_time', 'is', null)
+          .orderBy('pro_product_id')
+          .execute();
+  const cache = readCachesOf(db)?.catalogue;
+  return (cache ? await cache.get(which, Date.now(), read) : await read()) ?? [];
 }
 
 const contextGates = new WeakMap<ModelContext, TierGate>();

@@ -111,7 +111,7 @@ export async function startCluster(nodeCount: number, opts: { embedded?: boolean
 
   const controlDb = await openDatabase({ databaseUrl, pgPoolMax: embedded ? 1 : 4 });
   const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: s3Data.dir });
-  const control = await createServices({ config, database: controlDb, rateLimitStore: new MemoryRateLimitStore(), keyRowCache: false });
+  const control = await createServices({ config, database: controlDb, rateLimitStore: new MemoryRateLimitStore(), readCaches: false });
 
   return {
     embedded,

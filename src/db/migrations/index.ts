@@ -18,6 +18,7 @@ import * as drive from './0019_drive.js';
 import * as vault from './0025_vault.js';
 import * as vaultCeremonies from './0026_vault_ceremonies.js';
 import * as driveSealed from './0027_drive_sealed.js';
+import * as rowChangeNotify from './0028_row_change_notify.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0025_vault': vault,
   '0026_vault_ceremonies': vaultCeremonies,
   '0027_drive_sealed': driveSealed,
+  '0028_row_change_notify': rowChangeNotify,
 };

@@ -6,6 +6,7 @@ import { openRowsExpression } from '../../tiers/gate-context.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
+import { readCachesOf } from '../../cache/read-caches.js';
 
 /** Model tables are reached through their declarations; every identifier below comes from one. */
 const anyDb = (db: Kysely<DB>) => db as unknown as Kysely<any>;
@@ -205,10 +206,18 @@ function rowQuery(model: Model, forUpdate: boolean, viewable: boolean) {
 
 /**
  * A live (not soft-deleted) row by primary key; with a reader, only if the model's is-viewable check
- * admits that reader (pass none for staff); in a write transaction the row is locked.
+ * admits that reader (pass none for staff); in a write transaction the row is locked. A row of a cached
+ * model comes from memory while it is unchanged (see ReadCaches); the is-viewable check is then asked of
+ * it here, at the reader's time, as the statement would have.
  */
 export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, reader?: RowReader): Promise<Row | undefined> {
   const viewable = reader !== undefined && model.viewable !== undefined;
+  const cache = forUpdate ? undefined : readCachesOf(db)?.rowsOf(model);
+  if (cache) {
+    const row = await cache.get(id, Date.now(), async () => (await rowQuery(model, false, false)(db, { id, userId: null, permission: 0, tierLevel: null, now: new Date(0) }))[0]);
+    if (!row || (viewable && !model.viewableRow!(row, reader))) return undefined;
+    return { ...row };
+  }
   const [row] = await rowQuery(model, forUpdate, viewable)(db, {
     id,
     userId: reader?.viewer.current_user_id ?? null,
