@@ -140,6 +140,28 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
     expect((await get(`Post/${id}`)).statusCode).toBe(400);
   });
 
+  it('lists a post edited, unpublished or deleted elsewhere as it now is, from the next request (listings read rows from the row cache)', async () => {
+    const id = await create('Post', { pst_title: 'listed', pst_is_published: 'true', pst_body: 'text' });
+    const listed = async () => {
+      const res = await get(`Posts?numperpage=1000&sort=pst_post_id&direction=desc`);
+      expect(res.statusCode).toBe(200);
+      return { total: res.json.num_results as number, row: (res.json.data as Array<Record<string, unknown>>).find((r) => r.pst_post_id === id) };
+    };
+    const before = await listed();
+    expect(before.row?.pst_title).toBe('listed');
+    expect(reader.services.caches.rowsOf(Post)!.size).toBeGreaterThan(0);
+    await writeElsewhere(`update pst_posts set pst_title = 'relisted' where pst_post_id = ${id}`, `pst_posts:${id}`);
+    expect((await listed()).row?.pst_title).toBe('relisted');
+    await writeElsewhere(`update pst_posts set pst_is_published = false where pst_post_id = ${id}`, `pst_posts:${id}`);
+    const hidden = await listed();
+    expect(hidden.row).toBeUndefined();
+    expect(hidden.total).toBe(before.total - 1);
+    await writeElsewhere(`update pst_posts set pst_is_published = true where pst_post_id = ${id}`, `pst_posts:${id}`);
+    expect((await listed()).row?.pst_title).toBe('relisted');
+    await writeElsewhere(`delete from pst_posts where pst_post_id = ${id}`, `pst_posts:${id}`);
+    expect((await listed()).row).toBeUndefined();
+  });
+
   it("shows a tier renamed elsewhere in a gated post's tier_access from the next request", async () => {
     const tier = await createTier(t, { level: 41, displayName: 'Gold' });
     const id = await create('Post', { pst_title: 'gated', pst_is_published: 'true', pst_body: 'secret body', pst_tier_min_level: '41' });
