@@ -21,6 +21,8 @@ export class ReadCache<K, V> {
   private readonly reading = new Map<K, { generation: number; value: Promise<V | undefined> }>();
   private generation = 0;
   private isLive = false;
+  /** Reads answered from memory, since the start (for stats and tests). */
+  private hitCount = 0;
   readonly maxEntries: number;
   readonly ttlMs: number;
 
@@ -35,6 +37,10 @@ export class ReadCache<K, V> {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  get hits(): number {
+    return this.hitCount;
   }
 
   /** The feed's state; either way the cache starts over. */
@@ -57,14 +63,18 @@ export class ReadCache<K, V> {
     this.reading.clear();
   }
 
-  /** The cached value of `key`, or `read()`'s (kept when it is defined and nothing changed meanwhile). */
-  async get(key: K, nowMs: number, read: () => Promise<V | undefined>): Promise<V | undefined> {
+  /**
+   * The cached value of `key`, or `read()`'s (kept when it is defined and nothing changed meanwhile). A
+   * kept value that `usable` refuses is read again (a value true only for a while, decided by the caller).
+   */
+  async get(key: K, nowMs: number, read: () => Promise<V | undefined>, usable?: (value: V) => boolean): Promise<V | undefined> {
     if (!this.isLive) return read();
     const hit = this.entries.get(key);
     if (hit !== undefined) {
       this.entries.delete(key);
-      if (hit.expiresMs > nowMs) {
+      if (hit.expiresMs > nowMs && (usable === undefined || usable(hit.value))) {
         this.entries.set(key, hit);
+        this.hitCount++;
         return hit.value;
       }
     }

@@ -15,11 +15,27 @@ const CATALOGUE_TABLES = new Set(['sbt_subscription_tiers', 'pro_products']);
 
 export type CatalogueRows = Row[];
 
+/**
+ * A listing's page as its statement decided it: the primary keys in order and num_results. It stays
+ * right while the model's table is unchanged and the request's time is in [from, until) (see
+ * loadCollection).
+ */
+export interface ListedPage {
+  total: number;
+  keys: number[];
+  /** The statement's times (the reader's and the tier gate's), as epoch ms; null where unused. */
+  from: { now: number | null; openNow: number | null };
+  /** The first instant after `from` at which a row's verdict could change; null when none can. */
+  untilMs: number | null;
+}
+
 export interface ReadCacheLimits {
   keyRows?: number;
   userTiers?: number;
   /** Per model table. */
   modelRows?: number;
+  /** Listing pages per model table. */
+  listings?: number;
   ttlMs?: number;
 }
 
@@ -35,6 +51,8 @@ export class ReadCaches {
   /** 'tiers' and 'products': the tier catalogue's two reads. */
   readonly catalogue: ReadCache<'tiers' | 'products', CatalogueRows>;
   private readonly modelRows = new Map<string, ReadCache<number, Row>>();
+  /** Listing pages by model table; a write to the table forgets all of them (any page may hold the row). */
+  private readonly listings = new Map<string, ReadCache<string, ListedPage>>();
   private readonly all: Array<ReadCache<unknown, unknown>>;
   readonly settings: Reloader;
   readonly plugins: Reloader;
@@ -44,8 +62,11 @@ export class ReadCaches {
     this.keyRows = new ReadCache({ maxEntries: limits.keyRows ?? 10_000, ttlMs });
     this.userTiers = new ReadCache({ maxEntries: limits.userTiers ?? 10_000, ttlMs });
     this.catalogue = new ReadCache({ maxEntries: 2, ttlMs });
-    for (const table of MODEL_TABLES) this.modelRows.set(table, new ReadCache({ maxEntries: limits.modelRows ?? 5_000, ttlMs }));
-    this.all = [this.keyRows, this.userTiers, this.catalogue, ...this.modelRows.values()] as Array<ReadCache<unknown, unknown>>;
+    for (const table of MODEL_TABLES) {
+      this.modelRows.set(table, new ReadCache({ maxEntries: limits.modelRows ?? 5_000, ttlMs }));
+      this.listings.set(table, new ReadCache({ maxEntries: limits.listings ?? 500, ttlMs }));
+    }
+    this.all = [this.keyRows, this.userTiers, this.catalogue, ...this.modelRows.values(), ...this.listings.values()] as Array<ReadCache<unknown, unknown>>;
     this.settings = new Reloader(reload.settings);
     this.plugins = new Reloader(reload.plugins);
   }
@@ -61,6 +82,11 @@ export class ReadCaches {
   rowsOf(model: Model): ReadCache<number, Row> | undefined {
     if (model.viewable && !model.viewableRow) return undefined;
     return this.modelRows.get(model.table);
+  }
+
+  /** The cache of a model's listing pages: for a model whose rows are cached (listings take them from there). */
+  listingsOf(model: Model): ReadCache<string, ListedPage> | undefined {
+    return this.rowsOf(model) && this.listings.get(model.table);
   }
 
   /** A reload of the settings or plugin flags under way, which a request waits for. */
@@ -105,6 +131,7 @@ export class ReadCaches {
     if (KEY_ROW_TABLES.has(table)) this.keyRows.invalidate();
     if (USER_TIER_TABLES.has(table)) this.userTiers.invalidate();
     if (CATALOGUE_TABLES.has(table)) this.catalogue.invalidate();
+    this.listings.get(table)?.invalidate();
     const rows = this.modelRows.get(table);
     if (!rows) return;
     const id = key === undefined || !/^\d{1,15}$/.test(key) ? undefined : Number(key);

@@ -16,9 +16,15 @@ type Slots<P> = { readonly [K in keyof P]: P[K] };
  * compared or tested in JavaScript would fix the shape of its first run for every run) and never as the
  * list of an `in` (a list's length is shape).
  */
+export interface PreparedQuery<P, R> {
+  (db: Kysely<DB>, params: P): Promise<R[]>;
+  /** The names of the parameters the statement uses (compiling it first if it was not yet). */
+  uses(db: Kysely<DB>, params: P): ReadonlySet<string>;
+}
+
 export function preparedQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<DB>, params: Slots<P>) => Compilable<R>,
-): (db: Kysely<DB>, params: P) => Promise<R[]> {
+): PreparedQuery<P, R> {
   let compiled: { sql: string; query: CompiledQuery['query']; parameters: ReadonlyArray<unknown>; slots: Array<[number, string]> } | undefined;
 
   function compile(db: Kysely<DB>, params: P) {
@@ -32,11 +38,17 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
     return { sql: query.sql, query: query.query, parameters: query.parameters, slots };
   }
 
-  return async (db, params) => {
+  const run = async (db: Kysely<DB>, params: P): Promise<R[]> => {
     compiled ??= compile(db, params);
     const parameters = compiled.parameters.slice();
     for (const [i, name] of compiled.slots) parameters[i] = params[name];
-    const run: CompiledQuery<R> = { sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() };
-    return (await db.executeQuery(run)).rows;
+    const query: CompiledQuery<R> = { sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() };
+    return (await db.executeQuery(query)).rows;
   };
+  return Object.assign(run, {
+    uses(db: Kysely<DB>, params: P): ReadonlySet<string> {
+      compiled ??= compile(db, params);
+      return new Set(compiled.slots.map(([, name]) => name));
+    },
+  });
 }

@@ -153,6 +153,12 @@ export interface ModelDeclaration {
    * every row (test/api/viewable-row.test.ts holds each against the database).
    */
   viewableRow?: (row: Row, reader: ViewableReader) => boolean;
+  /**
+   * The timestamp columns `viewable` compares with the reader's time (as `column <= now`): its verdict
+   * on a row changes only when the time passes one of their values. A model whose check uses the time
+   * declares them, or its listings are never served from memory (see ListingCache in crud/query.ts).
+   */
+  viewableTimes?: readonly string[];
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
   gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
 }

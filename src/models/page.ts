@@ -25,5 +25,6 @@ export const Page = defineModel({
   checks: { write: staffOnly },
   viewable: publishedPage,
   viewableRow: publishedPageRow,
+  viewableTimes: ['pag_published_time'],
   gate: { minLevel: 'pag_tier_min_level', publicAfterHours: 'pag_tier_public_after_hours', publishedTime: 'pag_published_time', body: ['pag_component_layout'] },
 });

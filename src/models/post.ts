@@ -28,6 +28,7 @@ export const Post = defineModel({
   checks: { write: staffOnly },
   viewable: publishedPost,
   viewableRow: publishedPostRow,
+  viewableTimes: ['pst_published_time'],
   gate: { minLevel: 'pst_tier_min_level', publicAfterHours: 'pst_tier_public_after_hours', publishedTime: 'pst_published_time', body: ['pst_body'] },
   filters: { max_visible_tier_level: maxVisibleTierLevel('pst_tier_min_level') },
 });

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Model, ModelContext, Row } from '../models/define.js';
@@ -121,16 +121,26 @@ export class TierGate {
  */
 export function openRowsExpression(model: Model, hasLevel: boolean, level: unknown, now: unknown): (eb: ExpressionBuilder<any, any>) => any {
   const g = model.gate!;
-  const created = `${model.prefix}_create_time`;
+  const publicFrom = publicFromExpression(model);
   return (eb) => {
     const open = [eb(g.minLevel, 'is', null)];
     if (hasLevel) open.push(eb(g.minLevel, '<=', level));
-    if (g.publicAfterHours) {
-      const start = g.publishedTime ? sql`coalesce(${sql.ref(g.publishedTime)}, ${sql.ref(created)})` : sql.ref(created);
-      open.push(eb.and([eb(g.publicAfterHours, 'is not', null), eb(sql`${start} + make_interval(hours => ${sql.ref(g.publicAfterHours)})`, '<=', now)]));
-    }
+    if (publicFrom) open.push(eb.and([eb(g.publicAfterHours!, 'is not', null), eb(publicFrom, '<=', now as Date)]));
     return eb.or(open);
   };
+}
+
+/**
+ * When a gated row opens to everyone (its publish or create time plus tier_public_after_hours; null when
+ * it never does), or null for a model without public-after-hours: the only time openRowsExpression's
+ * verdict on a row depends on.
+ */
+export function publicFromExpression(model: Model): RawBuilder<Date | null> | null {
+  const g = model.gate;
+  if (!g?.publicAfterHours) return null;
+  const created = `${model.prefix}_create_time`;
+  const start = g.publishedTime ? sql`coalesce(${sql.ref(g.publishedTime)}, ${sql.ref(created)})` : sql.ref(created);
+  return sql<Date | null>`${start} + make_interval(hours => ${sql.ref(g.publicAfterHours)})`;
 }
 
 /** The live, active tiers by level, or the active products linked to a tier: from memory while neither table changed. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -160,6 +160,84 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
     expect((await listed()).row?.pst_title).toBe('relisted');
     await writeElsewhere(`delete from pst_posts where pst_post_id = ${id}`, `pst_posts:${id}`);
     expect((await listed()).row).toBeUndefined();
+  });
+
+  /** Inserts a post as any process could, and waits until the reader was notified of it. */
+  async function insertPost(values: Record<string, unknown>): Promise<number> {
+    const at = t.clock.now();
+    const { pst_post_id: id } = await (t.services.db as unknown as Kysely<any>)
+      .insertInto('pst_posts')
+      .values({ pst_usr_user_id: member.userId, pst_title: 'inserted', pst_body: 'text', pst_is_published: true, pst_create_time: at, pst_update_time: at, ...values })
+      .returning('pst_post_id')
+      .executeTakeFirstOrThrow();
+    await until(() => notified.includes(`pst_posts:${id}`));
+    return Number(id);
+  }
+
+  const listedIds = async (headers = member.headers) => {
+    const res = await get('Posts?numperpage=1000&sort=pst_post_id&sdirection=desc', headers);
+    expect(res.statusCode).toBe(200);
+    const ids = (res.json.data as Array<{ pst_post_id: number }>).map((r) => r.pst_post_id);
+    expect(res.json.num_results).toBe(ids.length);
+    return ids;
+  };
+
+  it('serves a page of a listing from memory to every reader the statement sees alike, and lists a post added elsewhere from the next request', async () => {
+    const listings = reader.services.caches.listingsOf(Post)!;
+    const before = await listedIds();
+    const hits = listings.hits;
+    // Another member without a tier: the page's statement does not use the reader's id, so one entry serves both.
+    const other = await t.keyHeaders();
+    expect(await listedIds(other.headers)).toEqual(before);
+    expect(await listedIds()).toEqual(before);
+    expect(listings.hits).toBe(hits + 2);
+    const id = await insertPost({ pst_title: 'added elsewhere' });
+    expect(await listedIds()).toEqual([id, ...before]);
+    expect(listings.hits).toBe(hits + 2);
+  });
+
+  it("lists a scheduled post from the first request after its publish time, and a gated post hidden from listings from the first request after its public-after-hours, with no write between", async () => {
+    const HOUR = 3600_000;
+    await createTier(t, { level: 44, displayName: 'Forty-four' });
+    const setting = async (value: boolean) => {
+      const from = notified.length;
+      await t.services.settings.set('tier_gate_hide_from_listings', value);
+      const { rows } = await sql<{ id: number }>`select stg_setting_id as id from stg_settings where stg_name = 'tier_gate_hide_from_listings'`.execute(t.services.db);
+      await until(() => notified.slice(from).includes(`stg_settings:${rows[0]!.id}`));
+    };
+    await setting(true);
+    const start = t.clock.nowMs();
+    try {
+      const scheduled = await insertPost({ pst_title: 'scheduled', pst_published_time: new Date(start + 2 * HOUR) });
+      // Published an hour ago, gated to level 44, open to everyone four hours after publishing.
+      const opensLater = await insertPost({ pst_title: 'opens later', pst_published_time: new Date(start - HOUR), pst_tier_min_level: 44, pst_tier_public_after_hours: 4 });
+      const listings = reader.services.caches.listingsOf(Post)!;
+      const now = await listedIds();
+      expect(now).not.toContain(scheduled);
+      expect(now).not.toContain(opensLater);
+      const hits = listings.hits;
+      t.clock.set(new Date(start + 2 * HOUR - 1));
+      expect(await listedIds()).toEqual(now);
+      expect(listings.hits).toBe(hits + 1);
+      t.clock.set(new Date(start + 2 * HOUR));
+      const published = await listedIds();
+      expect(published).toEqual([scheduled, ...now]);
+      t.clock.set(new Date(start + 2 * HOUR - 1));
+      expect(await listedIds()).toEqual(now);
+      t.clock.set(new Date(start + 2 * HOUR + 1));
+      expect(await listedIds()).toEqual(published);
+      t.clock.set(new Date(start + 2 * HOUR));
+      expect(await listedIds()).toEqual(published);
+      t.clock.set(new Date(start + 2 * HOUR + 1));
+      expect(await listedIds()).toEqual(published);
+      t.clock.set(new Date(start + 3 * HOUR - 1));
+      expect(await listedIds()).toEqual(published);
+      t.clock.set(new Date(start + 3 * HOUR));
+      expect(await listedIds()).toEqual([opensLater, scheduled, ...now].sort((a, b) => b - a));
+    } finally {
+      t.clock.set(new Date(start));
+      await setting(false);
+    }
   });
 
   it("shows a tier renamed elsewhere in a gated post's tier_access from the next request", async () => {

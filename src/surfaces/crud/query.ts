@@ -1,12 +1,12 @@
-import { type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Model, Row, ViewableReader } from '../../models/define.js';
 import { preparedQuery } from '../../db/prepared.js';
-import { openRowsExpression } from '../../tiers/gate-context.js';
+import { openRowsExpression, publicFromExpression } from '../../tiers/gate-context.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
-import { readCachesOf } from '../../cache/read-caches.js';
+import { readCachesOf, type ListedPage } from '../../cache/read-caches.js';
 
 /** Model tables are reached through their declarations; every identifier below comes from one. */
 const anyDb = (db: Kysely<DB>) => db as unknown as Kysely<any>;
@@ -108,10 +108,21 @@ function pageQuery(db: Kysely<DB>, model: Model, shape: ListingShape, v: Listing
   return q.limit(v.limit).offset(v.offset);
 }
 
-/** Each listing shape's page statement, compiled once (a listing runs it on every request). */
-const pageQueries = new WeakMap<Model, Map<string, (db: Kysely<DB>, v: ListingValues) => Promise<Row[]>>>();
+/** A listing shape's page statement, compiled once (a listing runs it on every request). */
+interface PreparedPage {
+  run(db: Kysely<DB>, v: ListingValues): Promise<Row[]>;
+  /** The names of the ListingValues the statement uses ('filter0'... for filter values). */
+  uses(db: Kysely<DB>, v: ListingValues): ReadonlySet<string>;
+}
 
-function preparedPage(model: Model, shape: ListingShape) {
+const pageQueries = new WeakMap<Model, Map<string, PreparedPage>>();
+
+/** A listing's values as its prepared statement takes them: filter values as filter0, filter1... */
+function statementValues(v: ListingValues): ListingValues & Record<`filter${number}`, unknown> {
+  return { ...v, ...Object.fromEntries(v.filterValues.map((value, i) => [`filter${i}`, value])) };
+}
+
+function preparedPage(model: Model, shape: ListingShape): PreparedPage {
   let byShape = pageQueries.get(model);
   if (!byShape) pageQueries.set(model, (byShape = new Map()));
   const key = JSON.stringify(shape);
@@ -122,7 +133,7 @@ function preparedPage(model: Model, shape: ListingShape) {
     const prepared = preparedQuery((pdb, p: ListingValues & Record<`filter${number}`, unknown>) =>
       pageQuery(pdb, model, shape, { ...p, filterValues: Array.from({ length: filterCount }, (_, i) => p[`filter${i}`]) }) as SelectQueryBuilder<any, any, Row>,
     );
-    query = (pdb, v) => prepared(pdb, { ...v, ...Object.fromEntries(v.filterValues.map((value, i) => [`filter${i}`, value])) });
+    query = { run: (pdb, v) => prepared(pdb, statementValues(v)), uses: (pdb, v) => prepared.uses(pdb, statementValues(v)) };
     byShape.set(key, query);
   }
   return query;
@@ -138,7 +149,8 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
   // For a cached model the statement still decides which rows the reader sees (scope, filters, the
   // is-viewable check at this request's time, order, page), but returns only their keys: reading and
   // decoding twenty wide rows was most of a page's cost on the embedded database.
-  const cache = readCachesOf(db)?.rowsOf(model);
+  const caches = readCachesOf(db);
+  const cache = caches?.rowsOf(model);
   const shape: ListingShape = {
     ownerColumns: scope.kind === 'owner' ? scope.columns : null,
     sort: params.sort,
@@ -160,22 +172,85 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
     offset: params.page * params.numperpage,
     filterValues: params.filters.map((f) => f.value),
   };
-  const page = await preparedPage(model, shape)(db, values);
-  if (page.length === 0) {
-    if (params.page === 0) return { total: 0, rows: [] };
-    const counted = await scopedQuery(db, model, shape, values).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    return { total: Number((counted as { n: unknown }).n), rows: [] };
+  const query = preparedPage(model, shape);
+  if (!cache) {
+    const page = await query.run(db, values);
+    if (page.length === 0) return { total: await pastTheEnd(db, model, shape, values), rows: [] };
+    return { total: Number(page[0]![TOTAL]), rows: page.map(({ [TOTAL]: _total, ...row }) => row) };
   }
-  const total = Number(page[0]![TOTAL]);
-  if (!cache) return { total, rows: page.map(({ [TOTAL]: _total, ...row }) => row) };
+  const listed = await listedPage(db, model, shape, values, query);
   const rows: Row[] = [];
-  for (const { [model.primaryKey]: key } of page) {
-    const id = Number(key);
+  for (const id of listed.keys) {
     const row = await cache.get(id, Date.now(), async () => (await rowQuery(model, false, false)(db, { id, userId: null, permission: 0, tierLevel: null, now: new Date(0) }))[0]);
     // Deleted since the page was read: left out, as a read a moment later would.
     if (row) rows.push({ ...row });
   }
-  return { total, rows };
+  return { total: listed.total, rows };
+}
+
+/** num_results for a page past the end (the first page being empty means there is nothing). */
+async function pastTheEnd(db: Kysely<DB>, model: Model, shape: ListingShape, values: ListingValues): Promise<number> {
+  if (values.offset === 0) return 0;
+  const counted = await scopedQuery(db, model, shape, values).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  return Number((counted as { n: unknown }).n);
+}
+
+/**
+ * A cached model's page as keys and num_results: from memory while the model's table is unchanged (any
+ * write to it, by any process, forgets its pages) and the request's time has not passed the next instant
+ * at which a row's verdict changes (a scheduled post's publish time, a gated row's public-after-hours).
+ * Entries are shared by readers whose values the statement uses alike: a listing that does not use the
+ * reader's id is one entry for every reader. A check that uses the time without declaring
+ * `viewableTimes` is never cached.
+ */
+async function listedPage(db: Kysely<DB>, model: Model, shape: ListingShape, values: ListingValues, query: PreparedPage): Promise<ListedPage> {
+  const uses = query.uses(db, values);
+  const read = () => readListedPage(db, model, shape, values, query, uses);
+  const listings = readCachesOf(db)?.listingsOf(model);
+  if (!listings || (uses.has('now') && !model.viewableTimes)) return read();
+  const statement = statementValues(values) as Record<string, unknown>;
+  const used = [...uses].filter((name) => name !== 'now' && name !== 'openNow').sort();
+  const key = JSON.stringify([shape, used.map((name) => [name, statement[name]])]);
+  const usable = (page: ListedPage) => holdsAt(page, values);
+  const page = await listings.get(key, Date.now(), read, usable);
+  // A read shared with a concurrent request may have been made for another moment.
+  return page && usable(page) ? page : read();
+}
+
+async function readListedPage(db: Kysely<DB>, model: Model, shape: ListingShape, values: ListingValues, query: PreparedPage, uses: ReadonlySet<string>): Promise<ListedPage> {
+  const from = { now: uses.has('now') ? values.now.getTime() : null, openNow: uses.has('openNow') ? values.openNow.getTime() : null };
+  const page = await query.run(db, values);
+  const total = page.length === 0 ? await pastTheEnd(db, model, shape, values) : Number(page[0]![TOTAL]);
+  const keys = page.map((row) => Number(row[model.primaryKey]));
+  return { total, keys, from, untilMs: await nextVerdictChange(db, model, from) };
+}
+
+/** Whether a page read at page.from still holds at the values' times. */
+function holdsAt(page: ListedPage, values: ListingValues): boolean {
+  const within = (from: number | null, at: Date) => from === null || (at.getTime() >= from && (page.untilMs === null || at.getTime() < page.untilMs));
+  return within(page.from.now, values.now) && within(page.from.openNow, values.openNow);
+}
+
+/**
+ * The first instant after the given times at which any live row's is-viewable verdict (its
+ * viewableTimes) or open-to-everyone verdict (publicFromExpression) changes; null when none will.
+ */
+async function nextVerdictChange(db: Kysely<DB>, model: Model, from: ListedPage['from']): Promise<number | null> {
+  const edges: RawBuilder<unknown>[] = [];
+  if (from.now !== null) {
+    const now = new Date(from.now);
+    for (const column of model.viewableTimes ?? []) edges.push(sql`min(case when ${sql.ref(column)} > ${now} then ${sql.ref(column)} end)`);
+  }
+  const publicFrom = from.openNow === null ? null : publicFromExpression(model);
+  if (publicFrom) {
+    const openNow = new Date(from.openNow!);
+    edges.push(sql`min(case when ${publicFrom} > ${openNow} then ${publicFrom} end)`);
+  }
+  if (edges.length === 0) return null;
+  let q: AnySelect = anyDb(db).selectFrom(model.table).select(sql<Date | null>`least(${sql.join(edges)})`.as('until'));
+  if (model.deleteColumn) q = q.where(model.deleteColumn, 'is', null);
+  const row = (await q.executeTakeFirst()) as { until: Date | string | null } | undefined;
+  return row?.until == null ? null : new Date(row.until).getTime();
 }
 
 /** The window count's alias: no model column can be named so (every column carries its prefix). */
