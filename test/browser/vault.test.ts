@@ -70,12 +70,13 @@ describeBrowser('browser: the sealed vault on the security page', () => {
     await page.clock.install();
     await page.goto(`${fx.base}/profile/subscription`);
     await page.clock.runFor(26_000);
-    await expect.poll(() => beats.length).toBe(1);
+    // Real time for the answers: under CI's load an action can take over a second (expect.poll's default).
+    await expect.poll(() => beats.length, { timeout: 15_000 }).toBe(1);
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_lock', {}));
     await page.clock.runFor(25_000);
-    await expect.poll(() => beats.length).toBe(2);
+    await expect.poll(() => beats.length, { timeout: 15_000 }).toBe(2);
     // The beacon stops once that beat's answer ({alive: false}) is in; the fake clock must not run ahead of it.
-    await expect.poll(() => page.evaluate(() => (globalThis as any).sessionStorage.getItem('gatehouse-vault-open'))).toBeNull();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).sessionStorage.getItem('gatehouse-vault-open')), { timeout: 15_000 }).toBeNull();
     await page.clock.runFor(120_000);
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_status', {}));
     expect(beats).toHaveLength(2);
