@@ -63,7 +63,7 @@ describe.skipIf(onPostgres)('read caches of a server process after CLI writes th
     expect((await call('GET', 'auth/session', admin)).status).toBe(200);
   });
 
-  it('shows every CLI and socket write on the next request: a post edited, a tier renamed, a tier assigned and removed, a key revoked', async () => {
+  it('shows every CLI and socket write on the next request: a post edited, a listing page changed, a tier renamed, a tier assigned and removed, a key revoked', async () => {
     const { user_id: userId } = await cli('user', 'create', '--email', 'member@example.com', '--password', 'long enough password');
     const key = await cli('key', 'create', '--user-id', String(userId), '--permission', '4');
     const member = { public_key: key.public_key as string, secret_key: key.secret_key as string };
@@ -84,6 +84,25 @@ describe.skipIf(onPostgres)('read caches of a server process after CLI writes th
 
     await psql(`update pst_posts set pst_title = 'second' where pst_post_id = ${postId}`);
     expect((await call('GET', `Post/${postId}`, member)).json.data.pst_title).toBe('second');
+
+    // A page of a listing (read twice: the second from memory) follows a write through the socket too.
+    const listed = async () => {
+      const res = await call('GET', 'Posts?numperpage=50', member);
+      expect(res.status).toBe(200);
+      return { total: res.json.num_results as number, titles: (res.json.data as Array<{ pst_post_id: number; pst_title: string }>).map((r) => `${r.pst_post_id}:${r.pst_title}`) };
+    };
+    const before = await listed();
+    expect(before.titles).toContain(`${postId}:second`);
+    expect(await listed()).toEqual(before);
+    await psql(`update pst_posts set pst_is_published = false where pst_post_id = ${postId}`);
+    const hidden = await listed();
+    expect(hidden.titles).not.toContain(`${postId}:second`);
+    expect(hidden.total).toBe(before.total - 1);
+    await psql(`update pst_posts set pst_is_published = true, pst_title = 'third' where pst_post_id = ${postId}`);
+    const back = await listed();
+    expect(back.titles).toContain(`${postId}:third`);
+    expect(back.total).toBe(before.total);
+    await psql(`update pst_posts set pst_title = 'second' where pst_post_id = ${postId}`);
 
     await psql(`update sbt_subscription_tiers set sbt_display_name = 'Platinum' where sbt_subscription_tier_id = ${tierId}`);
     expect((await call('GET', `Post/${postId}`, member)).json.data.tier_access.required_tier.display_name).toBe('Platinum');
