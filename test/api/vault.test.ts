@@ -280,6 +280,25 @@ describe('the window', () => {
     expect((await status(other)).unlocked).toBe(false);
   });
 
+  it('stays locked when a heartbeat or a decrypt read the window just before a concurrent lock', async () => {
+    const m = await memberWithVault({ passkey: false });
+    const session = m.c.jar.cookies.get('gatehouse_session')!;
+    const windows = t.services.vaultWindows;
+    for (const use of ['heartbeat', 'decrypt'] as const) {
+      expect((await status(m.c)).unlocked).toBe(true);
+      // Two requests of one session: the first has read the open window when the second locks it.
+      const first = windows.forSession(session, '127.0.0.1');
+      expect(await first.isOpenFor(t.services.db, m.userId)).toBe(true);
+      await windows.forSession(session, '127.0.0.1').close(t.services.db);
+      t.clock.advance(1000);
+      if (use === 'heartbeat') expect(await first.heartbeat(t.services.db, m.userId)).toBe(false);
+      else expect(await first.unsealFor(t.services.db, m.userId)).toBeNull();
+      expect(await windows.forSession(session, '127.0.0.1').isOpenFor(t.services.db, m.userId)).toBe(false);
+      expect((await status(m.c)).unlocked).toBe(false);
+      expect((await post(m.c, 'vault_unlock_recovery', { password: m.password, code: m.codes[use === 'heartbeat' ? 2 : 3] })).statusCode).toBe(200);
+    }
+  });
+
   it('a session that signed out leaves nothing open', async () => {
     const m = await memberWithVault({ passkey: false });
     const home = await m.c.get('/');

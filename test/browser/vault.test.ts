@@ -70,7 +70,7 @@ describeBrowser('browser: the sealed vault on the security page', () => {
     await page.clock.install();
     await page.goto(`${fx.base}/profile/subscription`);
     await page.clock.runFor(26_000);
-    // Real time for the answers: under CI's load an action can take over a second (expect.poll's default).
+    // Real time for the server's answers (expect.poll's default is one second; CI runs many files at once).
     await expect.poll(() => beats.length, { timeout: 15_000 }).toBe(1);
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_lock', {}));
     await page.clock.runFor(25_000);

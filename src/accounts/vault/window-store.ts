@@ -12,6 +12,11 @@ export interface VaultWindowStore {
   /** `db` is the caller's connection (an action's transaction): the database store must not take another. */
   get(key: string, db: Kysely<DB>): Promise<string | null>;
   put(key: string, value: string, expiresAtMs: number, db: Kysely<DB>): Promise<void>;
+  /**
+   * Replaces a window that is still stored (unexpired), never creating one: false when it is gone. A
+   * heartbeat or a decrypt that read the window just before a concurrent lock must not bring it back.
+   */
+  replace(key: string, value: string, expiresAtMs: number, db: Kysely<DB>): Promise<boolean>;
   delete(key: string, db: Kysely<DB>): Promise<void>;
   close(): Promise<void>;
 }
@@ -40,6 +45,16 @@ export class DatabaseVaultWindowStore implements VaultWindowStore {
     await db.deleteFrom('uvw_vault_windows').where('uvw_expires_time', '<=', this.clock.now()).execute();
   }
 
+  async replace(key: string, value: string, expiresAtMs: number, db: Kysely<DB>): Promise<boolean> {
+    const updated = await db
+      .updateTable('uvw_vault_windows')
+      .set({ uvw_value: value, uvw_expires_time: new Date(expiresAtMs) })
+      .where('uvw_key', '=', key)
+      .where('uvw_expires_time', '>', this.clock.now())
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
+  }
+
   async delete(key: string, db: Kysely<DB>): Promise<void> {
     await db.deleteFrom('uvw_vault_windows').where('uvw_key', '=', key).execute();
   }
@@ -65,6 +80,12 @@ export class RedisVaultWindowStore implements VaultWindowStore {
   async put(key: string, value: string, expiresAtMs: number): Promise<void> {
     const ttl = Math.max(1, expiresAtMs - this.clock.nowMs());
     await this.redis.set(this.prefix + key, value, 'PX', ttl);
+  }
+
+  async replace(key: string, value: string, expiresAtMs: number): Promise<boolean> {
+    const ttl = Math.max(1, expiresAtMs - this.clock.nowMs());
+    // XX: only while the key exists (Redis has already dropped an expired one).
+    return (await this.redis.set(this.prefix + key, value, 'PX', ttl, 'XX')) === 'OK';
   }
 
   async delete(key: string): Promise<void> {

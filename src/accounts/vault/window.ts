@@ -101,9 +101,18 @@ export class VaultWindow {
     this.sealingKey = hkdf(token, Buffer.from('gatehouse vault window'), 'sealing key');
   }
 
-  private async write(db: Kysely<DB>, state: WindowState): Promise<void> {
-    const sealed = aeadSeal(this.sealingKey, Buffer.from(JSON.stringify(state), 'utf8'), `uvw:${this.key}`);
-    await this.store.put(this.key, sealed, this.endOf(state), db);
+  private seal(state: WindowState): string {
+    return aeadSeal(this.sealingKey, Buffer.from(JSON.stringify(state), 'utf8'), `uvw:${this.key}`);
+  }
+
+  /**
+   * Records a use of the open window (a decrypt, a heartbeat). False when it was closed since this request
+   * read it (a lock in a concurrent request): it stays closed, and the caller answers as locked.
+   */
+  private async touch(db: Kysely<DB>, state: WindowState): Promise<boolean> {
+    if (await this.store.replace(this.key, this.seal(state), this.endOf(state), db)) return true;
+    this.cached = null;
+    return false;
   }
 
   /** The latest moment the window can still be open; the store forgets it then. */
@@ -137,7 +146,7 @@ export class VaultWindow {
       idle_ms: caps.idleMs,
       absolute_ms: caps.absoluteMs,
     };
-    await this.write(db, state);
+    await this.store.put(this.key, this.seal(state), this.endOf(state), db);
     this.cached = { state, vault };
   }
 
@@ -198,7 +207,7 @@ export class VaultWindow {
     const now = this.clock.nowMs();
     if (c.state.last_decrypt_ms !== now) {
       c.state.last_decrypt_ms = now;
-      await this.write(db, c.state);
+      if (!(await this.touch(db, c.state))) return null;
     }
     return { vault: c.vault, secretKey: Buffer.from(c.state.secret, 'base64url') };
   }
@@ -208,7 +217,6 @@ export class VaultWindow {
     const c = await this.current(db, userId);
     if (!c) return false;
     c.state.last_heartbeat_ms = this.clock.nowMs();
-    await this.write(db, c.state);
-    return true;
+    return this.touch(db, c.state);
   }
 }
