@@ -25,7 +25,7 @@ export interface PreparedQuery<P, R> {
 export function preparedQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<DB>, params: Slots<P>) => Compilable<R>,
 ): PreparedQuery<P, R> {
-  let compiled: { sql: string; query: CompiledQuery['query']; parameters: ReadonlyArray<unknown>; slots: Array<[number, string]> } | undefined;
+  let compiled: { sql: string; query: CompiledQuery['query']; parameters: ReadonlyArray<unknown>; slots: Array<[number, string]>; names: ReadonlySet<string> } | undefined;
 
   function compile(db: Kysely<DB>, params: P) {
     const names = Object.keys(params);
@@ -35,7 +35,7 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
     query.parameters.forEach((v, i) => {
       if (v instanceof Slot) slots.push([i, v.name]);
     });
-    return { sql: query.sql, query: query.query, parameters: query.parameters, slots };
+    return { sql: query.sql, query: query.query, parameters: query.parameters, slots, names: new Set(slots.map(([, name]) => name)) };
   }
 
   const run = async (db: Kysely<DB>, params: P): Promise<R[]> => {
@@ -48,7 +48,7 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
   return Object.assign(run, {
     uses(db: Kysely<DB>, params: P): ReadonlySet<string> {
       compiled ??= compile(db, params);
-      return new Set(compiled.slots.map(([, name]) => name));
+      return compiled.names;
     },
   });
 }

@@ -7,6 +7,7 @@ import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
 import { readCachesOf, type ListedPage } from '../../cache/read-caches.js';
+import type { ReadCache } from '../../cache/read-cache.js';
 
 /** Model tables are reached through their declarations; every identifier below comes from one. */
 const anyDb = (db: Kysely<DB>) => db as unknown as Kysely<any>;
@@ -151,6 +152,7 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
   // decoding twenty wide rows was most of a page's cost on the embedded database.
   const caches = readCachesOf(db);
   const cache = caches?.rowsOf(model);
+  const listings = caches?.listingsOf(model);
   const shape: ListingShape = {
     ownerColumns: scope.kind === 'owner' ? scope.columns : null,
     sort: params.sort,
@@ -178,7 +180,7 @@ export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope,
     if (page.length === 0) return { total: await pastTheEnd(db, model, shape, values), rows: [] };
     return { total: Number(page[0]![TOTAL]), rows: page.map(({ [TOTAL]: _total, ...row }) => row) };
   }
-  const listed = await listedPage(db, model, shape, values, query);
+  const listed = await listedPage(db, model, shape, values, query, listings);
   const rows: Row[] = [];
   for (const id of listed.keys) {
     const row = await cache.get(id, Date.now(), async () => (await rowQuery(model, false, false)(db, { id, userId: null, permission: 0, tierLevel: null, now: new Date(0) }))[0]);
@@ -203,10 +205,16 @@ async function pastTheEnd(db: Kysely<DB>, model: Model, shape: ListingShape, val
  * reader's id is one entry for every reader. A check that uses the time without declaring
  * `viewableTimes` is never cached.
  */
-async function listedPage(db: Kysely<DB>, model: Model, shape: ListingShape, values: ListingValues, query: PreparedPage): Promise<ListedPage> {
+async function listedPage(
+  db: Kysely<DB>,
+  model: Model,
+  shape: ListingShape,
+  values: ListingValues,
+  query: PreparedPage,
+  listings: ReadCache<string, ListedPage> | undefined,
+): Promise<ListedPage> {
   const uses = query.uses(db, values);
   const read = () => readListedPage(db, model, shape, values, query, uses);
-  const listings = readCachesOf(db)?.listingsOf(model);
   if (!listings || (uses.has('now') && !model.viewableTimes)) return read();
   const statement = statementValues(values) as Record<string, unknown>;
   const used = [...uses].filter((name) => name !== 'now' && name !== 'openNow').sort();
