@@ -24,6 +24,9 @@ export interface InputField {
 
 export type InputSchema = Record<string, InputField>;
 
+/** The attributes the contract's action descriptor gives an input field; a schema uses no other. */
+export const INPUT_FIELD_ATTRIBUTES: readonly (keyof InputField)[] = ['type', 'required', 'options', 'min', 'max', 'max_length', 'items'];
+
 type ValueOf<F extends InputField> = F['type'] extends 'int' | 'float'
   ? number
   : F['type'] extends 'bool'
@@ -57,6 +60,9 @@ export function schemaProblems(schema: InputSchema, prefix = ''): string[] {
   const problems: string[] = [];
   for (const [name, field] of Object.entries(schema)) {
     const at = `${prefix}${name}`;
+    for (const attribute of Object.keys(field)) {
+      if (!(INPUT_FIELD_ATTRIBUTES as readonly string[]).includes(attribute)) problems.push(`${at}: '${attribute}' is not an input attribute of the contract (${INPUT_FIELD_ATTRIBUTES.join(', ')})`);
+    }
     if (!INPUT_TYPES.includes(field.type)) problems.push(`${at}: unknown type '${String(field.type)}'`);
     if (field.items && field.type !== 'array') problems.push(`${at}: items is only for arrays`);
     if (field.type === 'array' && field.items) problems.push(...schemaProblems({ '[]': field.items }, at));

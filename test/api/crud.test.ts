@@ -290,6 +290,12 @@ describe('CRUD endpoints', () => {
       expect(other.json.data.map((v: any) => v.vid_title)).toEqual(['a', 'b']);
     });
 
+    it.each(['desc', 'Desc', ' DESC', 'DESC '])('reads sdirection=%j as ASC: only exactly DESC sorts descending', async (direction) => {
+      const res = await get(`/Videos?sort=title&sdirection=${encodeURIComponent(direction)}&numperpage=2`, bob.headers);
+      expect(res.statusCode).toBe(200);
+      expect(res.json.data.map((v: any) => v.vid_title)).toEqual(['a', 'b']);
+    });
+
     it.each(['nope', 'vid_title desc', 'vid_title; drop table vid_videos', '1', 'lower(vid_title)', 'pst_title', 'VID_TITLE'])('refuses sort=%s with 400 TransactionError', async (sort) => {
       const res = await get(`/Videos?sort=${encodeURIComponent(sort)}`, bob.headers);
       expect(res.statusCode).toBe(400);

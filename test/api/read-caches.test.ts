@@ -175,7 +175,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
   }
 
   const listedIds = async (headers = member.headers) => {
-    const res = await get('Posts?numperpage=1000&sort=pst_post_id&sdirection=desc', headers);
+    const res = await get('Posts?numperpage=1000&sort=pst_post_id&sdirection=DESC', headers);
     expect(res.statusCode).toBe(200);
     const ids = (res.json.data as Array<{ pst_post_id: number }>).map((r) => r.pst_post_id);
     expect(res.json.num_results).toBe(ids.length);

@@ -11,7 +11,7 @@ export default defineAction({
   description: 'Enroll or replace the vault passphrase; needs step-up and an unlocked vault',
   auth: BROWSER_ONLY,
   mutates: true,
-  input: { passphrase: { type: 'password', required: true, min_length: PASSPHRASE_MIN, max_length: 1024 }, ...PASSWORD_INPUT },
+  input: { passphrase: { type: 'password', required: true, min: PASSPHRASE_MIN, max_length: 1024 }, ...PASSWORD_INPUT },
   async run(ctx) {
     const me = actingUser(ctx.user);
     const web = webOf(ctx.web);

@@ -31,7 +31,7 @@ export default defineAction({
   description: 'Complete rotation: fresh keypair, re-seal, recovery codes replaced',
   auth: BROWSER_ONLY,
   mutates: true,
-  input: { ...OPTIONAL_CREDENTIAL_INPUT, ...PRF_OUTPUT_INPUT, ...PASSWORD_INPUT, passphrase: { type: 'password', min_length: PASSPHRASE_MIN, max_length: 1024 } },
+  input: { ...OPTIONAL_CREDENTIAL_INPUT, ...PRF_OUTPUT_INPUT, ...PASSWORD_INPUT, passphrase: { type: 'password', min: PASSPHRASE_MIN, max_length: 1024 } },
   async run(ctx) {
     const { input, db } = ctx;
     const me = actingUser(ctx.user);

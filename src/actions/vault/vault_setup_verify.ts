@@ -21,7 +21,7 @@ export default defineAction({
   mutates: true,
   input: {
     acknowledge_loss: { type: 'bool', required: true },
-    passphrase: { type: 'password', min_length: PASSPHRASE_MIN, max_length: 1024 },
+    passphrase: { type: 'password', min: PASSPHRASE_MIN, max_length: 1024 },
     ...OPTIONAL_CREDENTIAL_INPUT,
     ...PRF_OUTPUT_INPUT,
   },

@@ -45,7 +45,8 @@ export function parseCollectionParams(model: Model, query: Record<string, unknow
     if (!resolved) throw transactionError('Invalid sort column');
     sort = resolved;
   }
-  const direction = typeof query.sdirection === 'string' && query.sdirection.toUpperCase() === 'DESC' ? 'desc' : 'asc';
+  // Exactly 'DESC' sorts descending; any other value ('desc' included) reads as ASC, as the contract says.
+  const direction = query.sdirection === 'DESC' ? 'desc' : 'asc';
   const filters: CollectionParams['filters'] = [];
   for (const [name, filter] of Object.entries(model.filters ?? {})) {
     const raw = query[name];
