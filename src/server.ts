@@ -2,7 +2,8 @@ import net from 'node:net';
 import pino from 'pino';
 import { prettyFactory } from 'pino-pretty';
 import { errorLogPath } from './logs/error-log.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { LOG_SERIALIZERS } from './http/log-lines.js';
 import { bootstrapInitialAdmin } from './accounts/initial-admin.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './db/data-dir-lock.js';
@@ -70,19 +71,9 @@ export async function assertPortFree(host: string, port: number): Promise<void> 
 }
 
 
-/** Request and response as logged: method, path without its query string, client address, status. Never headers. */
+/** The server's log level and the serializers of every line (requests as their route pattern, never the URL). */
 export function loggerOptions(level: string): pino.LoggerOptions {
-  return {
-    level,
-    serializers: {
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        url: request.url.split('?')[0],
-        remoteAddress: request.ip,
-      }),
-      res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
-    },
-  };
+  return { level, serializers: LOG_SERIALIZERS };
 }
 
 /** Undoes what has been set up so far, newest first, even when a step fails. */

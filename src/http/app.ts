@@ -6,6 +6,7 @@ import type { Services } from '../services.js';
 import { authenticateRequest } from './auth/authenticate.js';
 import { clientErrorHandler } from './client-error.js';
 import { failure, serializeApiPayload } from './envelope.js';
+import { LOG_SERIALIZERS, RouteOnlyLogController } from './log-lines.js';
 import { ApiError, authError, isApiError, noEndpoint } from './errors.js';
 import './request-context.js';
 import type { Feature } from './request-context.js';
@@ -148,15 +149,25 @@ function malformedUrlHandler(_error: FastifyError, request: FastifyRequest, repl
   }
 }
 
+/**
+ * Fastify's logger option, whichever form it was given in: every line serializes a request as its route
+ * pattern (LOG_SERIALIZERS), over the caller's own serializers, so no URL (and no token in one) is logged.
+ */
+function loggerOption(given: AppOptions['logger']): { logger: boolean | Record<string, unknown> } | { loggerInstance: FastifyBaseLogger } {
+  if (given === undefined || given === false) return { logger: false };
+  if (given === true) return { logger: { serializers: LOG_SERIALIZERS } };
+  if ('info' in (given as object)) return { loggerInstance: (given as FastifyBaseLogger).child({}, { serializers: LOG_SERIALIZERS }) };
+  const options = given as Record<string, unknown>;
+  return { logger: { ...options, serializers: { ...(options.serializers as object | undefined), ...LOG_SERIALIZERS } } };
+}
+
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const https = httpsOptions(services);
   const trustProxy = services.config.trustProxy.length > 0 ? services.config.trustProxy : false;
-  const logger =
-    opts.logger === undefined || typeof opts.logger === 'boolean' || !('info' in (opts.logger as object))
-      ? { logger: opts.logger ?? false }
-      : { loggerInstance: opts.logger as FastifyBaseLogger };
+  const logger = loggerOption(opts.logger);
   const app = (Fastify as unknown as (o: Record<string, unknown>) => FastifyInstance)({
     ...logger,
+    logController: new RouteOnlyLogController(),
     trustProxy,
     ...(https ? { https } : {}),
     bodyLimit: 1024 * 1024,

@@ -1,0 +1,31 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/**
+ * What a log line says about a request: the method, the route pattern it matched (Fastify's
+ * routeOptions.url, e.g. /api/v1/auth/device_link/:poll_token) and the client address. Never the URL: its
+ * path and query carry device-link poll tokens, upload tokens, share-link and bridge tokens. A request that
+ * matched no route (a 404) names no path at all.
+ */
+export function requestForLog(request: FastifyRequest): { method: string; route: string | null; remoteAddress: string } {
+  return { method: request.method, route: routePattern(request), remoteAddress: request.ip };
+}
+
+/** The route pattern a request matched, or null for one that matched none (the not-found handlers' catch-all). */
+export function routePattern(request: FastifyRequest): string | null {
+  const url = request.routeOptions?.url;
+  return url === undefined || request.is404 ? null : url;
+}
+
+/** The logger's serializers: a request as above, a reply as its status. Headers and bodies never. */
+export const LOG_SERIALIZERS = {
+  req: requestForLog,
+  res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+};
+
+/** Fastify's own lines about a request, with the raw URL left out of the one that carried it. */
+export class RouteOnlyLogController extends LogController {
+  override routeNotFound(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.info(`Route ${request.method} not found`);
+  }
+}
