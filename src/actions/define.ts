@@ -109,6 +109,11 @@ export interface ActionDefinition<S extends InputSchema | null = InputSchema | n
   auth?: AuthContract;
   /** Accepts multipart/form-data with attachments[]. */
   accepts_files?: boolean;
+  /**
+   * The answer holds a secret shown once (a share-link token, an upload token): an Idempotency-Key keeps
+   * only a marker of it, never the answer, and a retry is refused with 409 (the action is not repeated).
+   */
+  answer_holds_secret?: boolean;
   run(ctx: ActionContext<InputOf<S>>): Promise<ActionResult>;
   form?: FormBuilder;
 }
@@ -122,6 +127,7 @@ export interface ActionDescriptor {
   input: InputSchema | null;
   auth: AuthContract;
   accepts_files: boolean;
+  answer_holds_secret: boolean;
 }
 
 export interface Action {
@@ -146,6 +152,7 @@ export function defineAction<const S extends InputSchema | null = null>(def: Act
       input: def.input ?? null,
       auth: { ...def.auth, requires_session: def.requires_session ?? def.auth?.requires_session ?? true },
       accepts_files: def.accepts_files ?? false,
+      answer_holds_secret: def.answer_holds_secret ?? false,
     },
     run: def.run as (ctx: ActionContext) => Promise<ActionResult>,
     form: def.form ?? null,

@@ -45,6 +45,14 @@ export function requestFingerprint(action: string, body: unknown): string {
   return sha256Hex(`${action}\n${canonicalJson(body)}`);
 }
 
+/**
+ * What an Idempotency-Key keeps of a successful answer that holds a secret (the descriptor's
+ * answer_holds_secret): this marker, never the answer. A retry finds it and is refused; nothing repeats.
+ */
+export const SECRET_ANSWER_MARKER = 'secret-answer:v1';
+
+export const isSecretAnswerMarker = (stored: string): boolean => stored === SECRET_ANSWER_MARKER;
+
 export interface StoredResponse {
   status: number;
   body: string;

@@ -514,6 +514,25 @@ describe('links: drive_link_create and drive_link_revoke', () => {
     await refused(await member(), 'drive_link_revoke', { link_id: plain.link_id }, 'not_found');
   });
 
+  it('an Idempotency-Key keeps no link token: the stored answer is a marker, a retry is 409 and makes no second link', async () => {
+    const m = await member(plus);
+    const fileId = await seedFile(m, 'keyed.txt', 'keyed');
+    const headers = { ...m.headers, 'idempotency-key': 'link-once' };
+    const first = await t.request({ method: 'POST', url: action('drive_link_create'), headers, payload: { file_id: fileId } });
+    expect(first.statusCode).toBe(200);
+    const token: string = first.json.data.url.slice(3);
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    const rows = await t.services.db.selectFrom('aik_api_idempotency_keys').selectAll().where('aik_key_hash', '=', sha256Hex('link-once')).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ aik_action: 'drive_link_create', aik_state: 'stored', aik_body: 'secret-answer:v1' });
+    expect(JSON.stringify(rows)).not.toContain(token);
+
+    const retry = await t.request({ method: 'POST', url: action('drive_link_create'), headers, payload: { file_id: fileId } });
+    expect([retry.statusCode, retry.json.errortype, retry.json.data]).toEqual([409, 'ActionError', { reason: 'secret_answer_not_kept' }]);
+    const links = await t.services.db.selectFrom('fsl_file_share_links').select('fsl_file_share_link_id').where('fsl_fil_file_id', '=', fileId).execute();
+    expect(links).toEqual([{ fsl_file_share_link_id: first.json.data.link_id }]);
+  });
+
   it('refuses links without the tier feature drive_share_links (links_unavailable), tierless too', async () => {
     const withoutLinks = await member(basic);
     await refused(withoutLinks, 'drive_link_create', { file_id: await seedFile(withoutLinks, 'a.txt', 'a') }, 'links_unavailable');

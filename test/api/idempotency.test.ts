@@ -7,7 +7,11 @@ import { sha256Hex } from '../../src/lib/crypto.js';
 import { onPostgres } from '../helpers/database.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-const runs = { counter: 0, refuse: 0, crash: 0, slow: 0, open: 0, checked: 0 };
+const runs = { counter: 0, refuse: 0, crash: 0, slow: 0, open: 0, checked: 0, gated: 0, secret: 0 };
+
+/** idem_gated's logic waits here until the test opens the gate (set per test). */
+let gate: { entered: () => void; open: Promise<void> } | null = null;
+const issuedSecrets: string[] = [];
 
 const TEST_ACTIONS = [
   defineAction({
@@ -68,6 +72,30 @@ const TEST_ACTIONS = [
       await new Promise((r) => setTimeout(r, 150));
       const row = await db.selectFrom('usr_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       return { data: { run: runs.slow, users: Number(row.n) } };
+    },
+  }),
+  defineAction({
+    name: 'idem_gated',
+    description: 'Waits for the test to let it finish',
+    mutates: false,
+    async run() {
+      runs.gated += 1;
+      const g = gate!;
+      g.entered();
+      await g.open;
+      return { data: { run: runs.gated } };
+    },
+  }),
+  defineAction({
+    name: 'idem_secret',
+    description: 'Answers with a secret shown once',
+    mutates: true,
+    answer_holds_secret: true,
+    async run() {
+      runs.secret += 1;
+      const secret = `secret-${runs.secret}-${Math.random().toString(36).slice(2)}`;
+      issuedSecrets.push(secret);
+      return { data: { token: secret }, message: 'Copy it now' };
     },
   }),
   defineAction({
@@ -267,8 +295,8 @@ describe('Idempotency-Key on POST /action/*', () => {
     expect(busy.json).toEqual({
       api_version: '1.0',
       errortype: 'ActionError',
-      error: 'A request with this Idempotency-Key is still executing',
-      data: { reason: 'idempotency_key_in_progress' },
+      error: 'A request with this Idempotency-Key is still executing; retry once it has finished',
+      data: { reason: 'idempotency_key_reused', in_progress: true },
     });
     const differentBody = await post('idem_counter', { amount: 5 }, key);
     expect(differentBody.json.data.reason).toBe('idempotency_key_reused');
@@ -281,6 +309,60 @@ describe('Idempotency-Key on POST /action/*', () => {
     const replayed = await post('idem_counter', { amount: 4 }, key);
     expect(replayed.body).toBe(retried.body);
     expect(runs.counter).toBe(1);
+  });
+
+  it('a request sent while the original still executes: 409 idempotency_key_reused with in_progress true; afterwards the stored answer replays', async () => {
+    const key = freshKey();
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    gate = { entered, open: new Promise<void>((r) => (release = r)) };
+    const original = post('idem_gated', { n: 1 }, key);
+    await inside; // the original has claimed the key and is running its logic
+    const during = await post('idem_gated', { n: 1 }, key);
+    expect(during.statusCode).toBe(409);
+    expect(during.json).toEqual({
+      api_version: '1.0',
+      errortype: 'ActionError',
+      error: 'A request with this Idempotency-Key is still executing; retry once it has finished',
+      data: { reason: 'idempotency_key_reused', in_progress: true },
+    });
+    // Another body under the executing key is the plain reuse: no in_progress, retrying cannot help.
+    const other = await post('idem_gated', { n: 2 }, key);
+    expect([other.statusCode, other.json.data]).toEqual([409, { reason: 'idempotency_key_reused' }]);
+    release();
+    const first = await original;
+    expect([first.statusCode, first.json.data]).toEqual([200, { run: 1 }]);
+    const after = await post('idem_gated', { n: 1 }, key);
+    expect(after.statusCode).toBe(200);
+    expect(after.body).toBe(first.body);
+    expect(after.headers['idempotency-replayed']).toBe('true');
+    expect(runs.gated).toBe(1);
+  });
+
+  it('an answer that holds a secret is stored only as a marker; a retry is refused with 409 and nothing repeats', async () => {
+    const key = freshKey();
+    const first = await post('idem_secret', {}, key);
+    expect(first.statusCode).toBe(200);
+    const secret: string = first.json.data.token;
+    expect(issuedSecrets).toContain(secret);
+    const row = (await records()).find((r) => r.aik_key_hash === sha256Hex(key))!;
+    expect(row).toMatchObject({ aik_state: 'stored', aik_status: 200, aik_body: 'secret-answer:v1' });
+    expect(JSON.stringify(row)).not.toContain(secret);
+
+    const retry = await post('idem_secret', {}, key);
+    expect(retry.statusCode).toBe(409);
+    expect(retry.json).toEqual({
+      api_version: '1.0',
+      errortype: 'ActionError',
+      error: 'The answer to this request held a secret shown only once, so it was not kept; the action was not repeated.',
+      data: { reason: 'secret_answer_not_kept' },
+    });
+    expect(retry.body).not.toContain(secret);
+    expect(runs.secret).toBe(1);
+    // Without a key the action simply runs (nothing is stored).
+    expect((await post('idem_secret', {}, null)).statusCode).toBe(200);
+    expect(runs.secret).toBe(2);
   });
 
   it('ignores the header where there is no credential scope (sessionless dispatch)', async () => {
@@ -306,7 +388,7 @@ describe('Idempotency-Key on POST /action/*', () => {
     expect(ok.length + busy.length).toBe(50);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     expect(new Set(ok.map((r) => r.body)).size).toBe(1);
-    for (const r of busy) expect(r.json.data.reason).toBe('idempotency_key_in_progress');
+    for (const r of busy) expect(r.json.data).toEqual({ reason: 'idempotency_key_reused', in_progress: true });
     const after = await post('idem_slow', { n: 1 }, key);
     expect(after.body).toBe(ok[0]!.body);
     expect(runs.slow).toBe(1);

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { randomHex } from '../../src/lib/crypto.js';
 import { loggerOptions } from '../../src/server.js';
-import { PLAN, action, content, createDriveApp, member, putChunk, sha256, type DriveApp } from './drive-upload-fixture.js';
+import { PLAN, action, content, createDriveApp, member, sha256, type DriveApp } from './drive-upload-fixture.js';
 
 // SPEC "Request log record": secret keys are never logged. A token in a URL is a secret key: a device-link
 // poll token (it yields a session key on the first poll after approval), an upload token, a share-link
@@ -29,7 +29,7 @@ describe('log lines carry the route pattern, never a token from the URL', () => 
 
   /** Requests carrying every kind of token in their path and query, through `app`; the tokens sent. */
   async function tokenTraffic(app: FastifyInstance): Promise<string[]> {
-    const inject = async (o: Parameters<FastifyInstance['inject']>[0]) => app.inject(o);
+    const inject = (o: InjectOptions) => app.inject(o);
     const tokens: string[] = [];
 
     // Device link: the poll token is the path.

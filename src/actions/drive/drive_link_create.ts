@@ -20,6 +20,8 @@ export default defineAction({
   description: 'Create a public share link to a Drive file of yours, optionally expiring (expires_time, UTC) and with a password; the link is shown once',
   requires_setting: 'drive_active',
   mutates: true,
+  // The link's token is shown once: an Idempotency-Key keeps a marker, never the answer.
+  answer_holds_secret: true,
   input: {
     file_id: { type: 'int', required: true, min: 1 },
     expires_time: { type: 'datetime' },

@@ -29,6 +29,8 @@ export default defineAction({
     'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive or mail_import_archive); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
   requires_setting: 'drive_active',
   mutates: true,
+  // The upload token is a bearer secret stored only hashed: an Idempotency-Key keeps a marker, never it.
+  answer_holds_secret: true,
   input: {
     name: { type: 'string', max_length: 255 },
     size_bytes: { type: 'int', required: true, min: 0 },

@@ -1,7 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SURFACE_AUTH_DEFAULTS } from '../../actions/auth-contract.js';
 import type { Action, ActionContext, ActionResult, Attachment, WebContext } from '../../actions/define.js';
-import { IdempotencyStore, MAX_KEY_LENGTH, idempotencyScope, requestFingerprint, type ClaimOutcome, type StoredResponse } from '../../actions/idempotency.js';
+import {
+  IdempotencyStore,
+  MAX_KEY_LENGTH,
+  SECRET_ANSWER_MARKER,
+  idempotencyScope,
+  isSecretAnswerMarker,
+  requestFingerprint,
+  type ClaimOutcome,
+  type StoredResponse,
+} from '../../actions/idempotency.js';
 import { isSealedCopy, openSealedCopy, sealedCopy } from '../../accounts/vault/sealed-replay.js';
 import type { Principal } from '../../http/auth/principal.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
@@ -60,14 +69,27 @@ function idempotencyKeyOf(request: FastifyRequest): string | null {
   return key;
 }
 
+/**
+ * The contract's one 409 for a key that cannot run this request (state table: "same key with different
+ * body or action, or request while original still executing"): data.reason idempotency_key_reused, and
+ * in_progress true while the original still executes, so a client can tell "retry later" from "never".
+ */
 function refuse(outcome: ClaimOutcome & { kind: 'reused' | 'executing' }): ApiError {
   return outcome.kind === 'reused'
     ? actionError(409, 'Idempotency-Key was already used with a different body or action', { reason: 'idempotency_key_reused' })
-    : actionError(409, 'A request with this Idempotency-Key is still executing', { reason: 'idempotency_key_in_progress' });
+    : actionError(409, 'A request with this Idempotency-Key is still executing; retry once it has finished', { reason: 'idempotency_key_reused', in_progress: true });
 }
 
-/** A stored answer for replay: a sealed copy is opened through the caller's vault window, or refused with 409. */
+/**
+ * A stored answer for replay: a sealed copy is opened through the caller's vault window, or refused with
+ * 409; the marker of an answer that held a secret is always refused with 409 (the action is not repeated).
+ */
 async function replayStored(services: Services, request: FastifyRequest, reply: FastifyReply, principal: Principal | null, claim: { scope: string; keyHash: string }, response: StoredResponse) {
+  if (isSecretAnswerMarker(response.body)) {
+    throw actionError(409, 'The answer to this request held a secret shown only once, so it was not kept; the action was not repeated.', {
+      reason: 'secret_answer_not_kept',
+    });
+  }
   if (!isSealedCopy(response.body)) return sendStored(reply, response.status, response.body, true);
   const window = principal?.credential === 'browser' ? vaultWindowOf(services, request) : null;
   const body = await openSealedCopy(services.db, window, principal?.user?.usr_user_id ?? null, response.body, sealedCopyAd(claim));
@@ -156,9 +178,12 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     web,
     log: request.log,
   });
-  // An answer holding sealed content is kept for replay only sealed (DESIGN 10).
-  const storedCopy = (trx: typeof db, result: ActionResult, t: string) =>
-    result.sealedFor && claim ? sealedCopy(trx, result.sealedFor, t, sealedCopyAd(claim)) : Promise.resolve(t);
+  // An answer holding sealed content is kept for replay only sealed (DESIGN 10); one holding a secret,
+  // only as a marker.
+  const storedCopy = (trx: typeof db, result: ActionResult, t: string): Promise<string> => {
+    if (action.descriptor.answer_holds_secret) return Promise.resolve(SECRET_ANSWER_MARKER);
+    return result.sealedFor && claim ? sealedCopy(trx, result.sealedFor, t, sealedCopyAd(claim)) : Promise.resolve(t);
+  };
   const respond = (result: ActionResult): string =>
     serializeApiPayload(success(result.data, result.message ?? '', result.redirect !== undefined ? { redirect: result.redirect } : {}));
 
