@@ -7,6 +7,7 @@ import { authenticateRequest } from './auth/authenticate.js';
 import { clientErrorHandler } from './client-error.js';
 import { failure, serializeApiPayload } from './envelope.js';
 import { LOG_SERIALIZERS, RouteOnlyLogController } from './log-lines.js';
+import { nulInputRefusal } from './input-text.js';
 import { ApiError, authError, isApiError, noEndpoint } from './errors.js';
 import './request-context.js';
 import type { Feature } from './request-context.js';
@@ -194,6 +195,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     if (settling === undefined) done();
     else settling.then(() => done(), () => done());
   });
+  // One input rule on every route, once the body is parsed: no NUL character in any text sent (the
+  // database refuses it; here it is bad input, not a 500). Actions check their body at validation.
+  app.addHook('preValidation', (request, _reply, done) => done(nulInputRefusal(request) ?? undefined));
   await app.register(cookie);
   await app.register(formbody);
   registerWebSessionRequest(app, services, API_PREFIX);

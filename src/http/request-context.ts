@@ -35,6 +35,11 @@ declare module 'fastify' {
     meter?: (request: FastifyRequest) => Promise<void>;
     /** Set on a plugin's routes (src/plugins/modules.ts): while it is inactive they answer as unknown. */
     plugin?: string;
+    /**
+     * The surface checks its body's text itself at its validation step (src/http/input-text.ts); the front
+     * controller's check then covers only the path and query.
+     */
+    checksOwnBody?: boolean;
   }
   interface FastifyRequest {
     startedAt: number;

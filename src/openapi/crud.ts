@@ -68,7 +68,8 @@ export function addCrud(doc: DocumentBuilder, plugins: PluginState): void {
     doc.add(`/${C}`, 'post', {
       operationId: `create${C}`, tags, summary: `Create a ${C}`, description: `${notes} Unwritable fields are silently dropped; the owner is the caller.`,
       security: SECURITY.keysOrBrowser,
-      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: input }, 'application/json': { schema: input } } },
+      // Form-urlencoded only: any other body is refused with 400 (the contract's CRUD table).
+      requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: input } } },
       responses: { 200: doc.success(`New ${C} successful.`, row), ...doc.errors(writeErrors) }, ...ext,
     });
     const writable = [...writableColumns(model)];

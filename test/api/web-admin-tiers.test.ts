@@ -38,7 +38,8 @@ const fieldError = (body: string, id: string) => {
 
 async function createProduct(t: TestApp, name = 'Pro membership'): Promise<number> {
   const staff = await t.staffHeaders();
-  const res = await t.request({ method: 'POST', url: '/api/v1/Product', headers: staff.headers, payload: { pro_name: name, pro_link: name.toLowerCase().replace(/\W+/g, '-') } });
+  const form = new URLSearchParams({ pro_name: name, pro_link: name.toLowerCase().replace(/\W+/g, '-') }).toString();
+  const res = await t.request({ method: 'POST', url: '/api/v1/Product', headers: { ...staff.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
   expect(res.statusCode).toBe(200);
   return res.json.data.pro_product_id;
 }

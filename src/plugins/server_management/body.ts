@@ -1,4 +1,5 @@
 import { ApiError, validationError } from '../../http/errors.js';
+import { nulFieldOf, nulRefusal } from '../../http/input-text.js';
 
 /** A field an agent endpoint declares; anything else in the body is refused. */
 export type FieldSpec =
@@ -21,6 +22,10 @@ function parseObject(raw: Buffer): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError(400, 'ValidationError', 'The body must be a JSON object', { validationErrors: { body: 'not a JSON object' } });
   }
+  // The raw body is the signed bytes, parsed here rather than by the front controller: its one input rule
+  // (no NUL in any text) applies here.
+  const nul = nulFieldOf(value);
+  if (nul !== null) throw nulRefusal(nul, 'agent');
   return value as Record<string, unknown>;
 }
 

@@ -17,6 +17,7 @@ import { coerceInput, normaliseBody } from '../../actions/input.js';
 import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
 import { failure, serializeApiPayload, success } from '../../http/envelope.js';
 import { ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
+import { nulFieldOf, nulRefusal } from '../../http/input-text.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Services } from '../../services.js';
 import { vaultWindowOf } from '../../accounts/vault/request-window.js';
@@ -132,6 +133,8 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     if (seen.kind === 'reused' || seen.kind === 'executing') throw refuse(seen);
   }
 
+  const nul = nulFieldOf(body) ?? (attachments.some((a) => nulFieldOf([a.filename, a.mimetype]) !== null) ? 'attachments' : null);
+  if (nul !== null) throw nulRefusal(nul, 'action');
   const input = coerceInput(action.descriptor.input, body);
   if (!input.ok) throw validationError(input.errors);
 

@@ -28,7 +28,9 @@ export async function actionsSurface(api: FastifyInstance, services: Services): 
       return success(data);
     });
 
-    const config = { feature: 'action', auth: 'surface' } as const;
+    // The dispatcher checks the body's text at its validation step (after the idempotency look), multipart
+    // fields included; the front controller checks the path and query.
+    const config = { feature: 'action', auth: 'surface', checksOwnBody: true } as const;
     scope.post<{ Params: { name: string } }>('/action/:name', { config }, (request, reply) => dispatchAction(services, request, reply, request.params.name));
     scope.post<{ Params: { plugin: string; action: string } }>('/action/:plugin/:action', { config }, (request, reply) =>
       dispatchAction(services, request, reply, `${request.params.plugin}/${request.params.action}`),

@@ -1,3 +1,4 @@
+import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
@@ -112,8 +113,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const model = resource(request, className, 'write');
     request.logAction = `${model.className}:create`;
     const ctx = await context(request, model, 'write');
-    const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
-    const values = sanitizeInput(model, body);
+    const values = sanitizeInput(model, formFields(request));
     // The owner is the caller, whatever the input says (the user model owns itself: nothing to stamp).
     if (model.owner && model.owner !== model.primaryKey) values[model.owner] = ctx.viewer.current_user_id;
     requireCreateFields(model, values);
@@ -131,6 +131,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const model = resource(request, className, 'write');
     request.logAction = `${model.className}:update`;
     const ctx = await context(request, model, 'write');
+    // The fields are the query string's; a body, when sent, must be a form all the same.
+    formFields(request);
     const id = parseId(model, request.params.id);
     const row = await saving(async (trx) => {
       const stored = await loadRow(trx, model, id, true);
@@ -170,11 +172,37 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
   // One route per declared class and verb (its plugin's state and the class's exposure are checked per
   // request): a path that names no class never enters a handler, and gets the API's not-found answer.
   // The collection path is the class name plus one 's' (Address → Addresss).
-  for (const { className } of models.all()) {
-    api.get<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => readOne(request, className));
-    api.get<{ Querystring: Record<string, unknown> }>(`/${className}s`, { config }, (request) => readMany(request, className));
-    api.post(`/${className}`, { config }, (request) => create(request, className));
-    api.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>(`/${className}/:id`, { config }, (request) => update(request, className));
-    api.delete<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => remove(request, className));
+  await api.register(async (scope) => {
+    await formBodiesOnly(scope);
+    for (const { className } of models.all()) {
+      scope.get<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => readOne(request, className));
+      scope.get<{ Querystring: Record<string, unknown> }>(`/${className}s`, { config }, (request) => readMany(request, className));
+      scope.post(`/${className}`, { config }, (request) => create(request, className));
+      scope.put<{ Params: ItemParams; Querystring: Record<string, unknown> }>(`/${className}/:id`, { config }, (request) => update(request, className));
+      scope.delete<{ Params: ItemParams }>(`/${className}/:id`, { config }, (request) => remove(request, className));
+    }
+  });
+}
+
+/** What a CRUD route's body parses to when it is not form-urlencoded: refused by formFields, after authentication. */
+const NOT_A_FORM = Symbol('not form-urlencoded');
+
+/**
+ * CRUD writes take form-urlencoded fields (the contract's CRUD table): in this scope only that type is
+ * parsed, and any other body (JSON, text, multipart, untyped bytes) is left unread and marked, so the
+ * handler refuses it with 400 instead of writing a row without its fields.
+ */
+async function formBodiesOnly(scope: FastifyInstance): Promise<void> {
+  scope.removeAllContentTypeParsers();
+  await scope.register(formbody);
+  scope.addContentTypeParser('*', (_request, _payload, done) => done(null, NOT_A_FORM));
+}
+
+/** The form fields of a CRUD write's body: none when it has no body, 400 TransactionError when it is not a form. */
+function formFields(request: FastifyRequest): Record<string, unknown> {
+  const body = request.body;
+  if (body === NOT_A_FORM) {
+    throw transactionError('CRUD writes take application/x-www-form-urlencoded fields (PUT: as query string parameters); this body is not a form');
   }
+  return body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
 }
