@@ -51,9 +51,12 @@ export type GatePrompt =
   | { kind: 'products'; products: Array<Omit<GateProduct, 'tier_id'> & { tier_id: number }> }
   | { kind: 'contact'; message: string };
 
+/** An available upgrade: a product on sale that grants a tier the viewer would need, with that tier. */
 export interface UpgradeOption {
+  product_id: number;
+  name: string;
+  link: string | null;
   tier: TierSummaryForGate;
-  products: Array<Omit<GateProduct, 'tier_id'>>;
 }
 
 /** The contract's access-check result, plus `prompt` (DESIGN: where the gate prompt sends the user). */
@@ -111,13 +114,18 @@ export function decideTierAccess(gate: EntityGate, viewer: GateViewer, catalogue
   if (earlyAccessOver(gate, now)) return open();
   if (viewer.userId !== null && userLevel !== null && userLevel >= minLevel) return open();
 
-  const options = [...catalogue.tiers]
-    .sort(byLevel)
-    .filter((t) => t.tier_level >= minLevel && (userLevel === null || t.tier_level > userLevel))
-    .map((tier) => ({
-      tier,
-      products: catalogue.storeActive ? catalogue.products.filter((p) => p.tier_id === tier.tier_id).map(({ tier_id: _t, ...p }) => p) : [],
-    }));
+  // The contract's upgrade_options: the available upgrade products, each with its tier. Only products
+  // on sale (active, not deleted) linked to an active tier that meets the requirement and is above the
+  // viewer's; none while the store is inactive (nothing can be bought then).
+  const upgradeTiers = [...catalogue.tiers].sort(byLevel).filter((t) => t.tier_level >= minLevel && (userLevel === null || t.tier_level > userLevel));
+  const options: UpgradeOption[] = catalogue.storeActive
+    ? upgradeTiers.flatMap((tier) =>
+        catalogue.products
+          .filter((p) => p.tier_id === tier.tier_id)
+          .sort((a, b) => a.product_id - b.product_id)
+          .map(({ tier_id: _t, ...p }) => ({ ...p, tier })),
+      )
+    : [];
   return {
     allowed: false,
     reason: viewer.userId === null ? 'not_logged_in' : 'tier_too_low',

@@ -91,10 +91,7 @@ function expected(kind: ViewerKind, state: EntityState): 'not found' | Record<st
     required_level: 20,
     user_level: userLevel,
     required_tier: premium,
-    upgrade_options: [
-      { tier: premium, products: [] },
-      { tier: gold, products: [] },
-    ],
+    upgrade_options: [], // the store is inactive: no product is on sale
     prompt: { kind: 'contact', message: 'Contact us to upgrade your membership and see this content.' },
   };
 }

@@ -71,7 +71,7 @@ describe('tier-gated content', () => {
         required_level: 20,
         user_level: null,
         required_tier: { tier_id: premium.tierId, name: 'premium', display_name: 'Premium', tier_level: 20 },
-        upgrade_options: [{ tier: { tier_id: premium.tierId, name: 'premium', display_name: 'Premium', tier_level: 20 }, products: [] }],
+        upgrade_options: [], // the store is inactive: nothing is on sale
         prompt: { kind: 'contact', message: expect.any(String) },
       });
       expect(res.body).not.toContain('vault code');
@@ -116,10 +116,32 @@ describe('tier-gated content', () => {
         const access = (await read('tierless', ids.gated)).json.data.tier_access;
         const p = { product_id: Number(product.pro_product_id), name: 'Premium monthly', link: 'premium-monthly' };
         expect(access.prompt).toEqual({ kind: 'products', products: [{ ...p, tier_id: premium.tierId }] });
-        expect(access.upgrade_options[0].products).toEqual([p]);
+        expect(access.upgrade_options).toEqual([{ ...p, tier: { tier_id: premium.tierId, name: 'premium', display_name: 'Premium', tier_level: 20 } }]);
       } finally {
         await t.services.settings.set('products_active', false);
         await t.services.settings.set('subscriptions_active', false);
+        await (t.services.db as any).deleteFrom('pro_products').where('pro_product_id', '=', product.pro_product_id).execute();
+      }
+    });
+
+    it('upgrade_options lists only products on sale: not an inactive or deleted one, and none once the store closes', async () => {
+      await t.services.settings.set('products_active', true);
+      await t.services.settings.set('subscriptions_active', true);
+      const onSale = await tierProduct('Premium quarterly', 'premium-quarterly', premium.tierId);
+      const inactive = await tierProduct('Premium retired', 'premium-retired', premium.tierId);
+      const deleted = await tierProduct('Premium deleted', 'premium-deleted', premium.tierId);
+      await (t.services.db as any).updateTable('pro_products').set({ pro_is_active: false }).where('pro_product_id', '=', inactive.pro_product_id).execute();
+      await (t.services.db as any).updateTable('pro_products').set({ pro_delete_time: t.clock.now() }).where('pro_product_id', '=', deleted.pro_product_id).execute();
+      const premiumTier = { tier_id: premium.tierId, name: 'premium', display_name: 'Premium', tier_level: 20 };
+      try {
+        const access = (await read('tierless', ids.gated)).json.data.tier_access;
+        expect(access.upgrade_options).toEqual([{ product_id: Number(onSale.pro_product_id), name: 'Premium quarterly', link: 'premium-quarterly', tier: premiumTier }]);
+        await t.services.settings.set('subscriptions_active', false);
+        expect((await read('tierless', ids.gated)).json.data.tier_access.upgrade_options).toEqual([]);
+      } finally {
+        await t.services.settings.set('products_active', false);
+        await t.services.settings.set('subscriptions_active', false);
+        await (t.services.db as any).deleteFrom('pro_products').where('pro_product_id', 'in', [onSale.pro_product_id, inactive.pro_product_id, deleted.pro_product_id]).execute();
       }
     });
   });

@@ -61,7 +61,10 @@ describe('checkTierAccess: viewer kinds × entity states', () => {
         expect(r.required_tier).toEqual(gate.minLevel === null ? null : premium);
         expect(r.upgrade_options.map((o) => o.tier.tier_id)).toEqual(want.options);
         if (!want.allowed) {
-          expect(r.upgrade_options[0]!.products).toEqual([{ product_id: 21, name: 'Premium monthly', link: 'premium-monthly' }]);
+          expect(r.upgrade_options).toEqual([
+            { product_id: 21, name: 'Premium monthly', link: 'premium-monthly', tier: premium },
+            { product_id: 31, name: 'Pro yearly', link: 'pro-yearly', tier: pro },
+          ]);
           expect(r.prompt).toEqual({ kind: 'products', products: products.filter((p) => p.tier_id >= 2) });
         } else {
           expect(r.prompt).toBeNull();
@@ -76,9 +79,23 @@ describe('checkTierAccess: viewer kinds × entity states', () => {
     expect(r.upgrade_options.map((o) => o.tier.name)).toEqual(['premium', 'pro']);
   });
 
-  it('offers no products when the store is inactive, and a requirement above every tier has no required tier', () => {
-    const r = decideTierAccess({ minLevel: 20, publicAfterHours: null, publishedAt: null, createdAt: null }, viewers.tierless!, { ...catalogue, storeActive: false, products: [] }, NOW);
-    expect(r.upgrade_options.every((o) => o.products.length === 0)).toBe(true);
+  it('upgrade_options lists products, each with its tier: every product of a qualifying tier, none of a tier without products', () => {
+    const more = [...products, { product_id: 22, name: 'Premium yearly', link: 'premium-yearly', tier_id: 2 }, { product_id: 12, name: 'Basic yearly', link: null, tier_id: 1 }];
+    const onlyPremium = { ...catalogue, products: more.filter((p) => p.tier_id !== 3) };
+    const r = decideTierAccess({ minLevel: 20, publicAfterHours: null, publishedAt: null, createdAt: null }, viewers.lower!, onlyPremium, NOW);
+    expect(r.upgrade_options).toEqual([
+      { product_id: 21, name: 'Premium monthly', link: 'premium-monthly', tier: premium },
+      { product_id: 22, name: 'Premium yearly', link: 'premium-yearly', tier: premium },
+    ]);
+  });
+
+  it('upgrade_options is empty while the store is inactive, even with products in the catalogue', () => {
+    const gate = { minLevel: 20, publicAfterHours: null, publishedAt: null, createdAt: null };
+    expect(decideTierAccess(gate, viewers.tierless!, { ...catalogue, storeActive: false }, NOW).upgrade_options).toEqual([]);
+    expect(decideTierAccess(gate, viewers.tierless!, { ...catalogue, storeActive: false, products: [] }, NOW).upgrade_options).toEqual([]);
+  });
+
+  it('a requirement above every tier has no required tier and no upgrade options', () => {
     const none = decideTierAccess({ minLevel: 99, publicAfterHours: null, publishedAt: null, createdAt: null }, viewers.higher!, catalogue, NOW);
     expect(none).toMatchObject({ allowed: false, reason: 'tier_too_low', required_tier: null, upgrade_options: [] });
   });

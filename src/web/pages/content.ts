@@ -36,7 +36,7 @@ function prompt(access: TierAccessResult, postId: number): SafeHtml {
   if (p?.kind === 'url') return html`<div class="card notice" id="gate-prompt">${need}<p><a href="${p.url}">Upgrade your membership</a></p></div>`;
   if (p?.kind === 'products') {
     // The member's subscription page is where a plan is chosen (into the cart) or a subscription upgraded.
-    return html`<div class="card notice" id="gate-prompt">${need}<ul>${access.upgrade_options.map((o) => html`<li><strong>${o.tier.display_name}</strong>${o.products.length ? html`: ${o.products.map((pr, i) => html`${i ? ', ' : ''}<a href="/profile/subscription#change-tier" data-product="${pr.product_id}">${pr.name}</a>`)}` : ''}</li>`)}</ul></div>`;
+    return html`<div class="card notice" id="gate-prompt">${need}<ul>${access.upgrade_options.map((o) => html`<li><strong>${o.tier.display_name}</strong>: <a href="/profile/subscription#change-tier" data-product="${o.product_id}">${o.name}</a></li>`)}</ul></div>`;
   }
   return html`<div class="card notice" id="gate-prompt">${need}<p>${p?.kind === 'contact' ? p.message : ''}</p></div>`;
 }
