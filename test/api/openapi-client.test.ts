@@ -61,6 +61,13 @@ describe('the generated TypeScript client', () => {
     await expect(anonymous.get('/auth/session')).rejects.toMatchObject({ status: 400, errortype: 'AuthenticationError' });
   });
 
+  it('writes a CRUD row as form-urlencoded fields (the only body CRUD takes)', async () => {
+    const staff = await t.staffHeaders();
+    const client = new GatehouseClient({ baseUrl, publicKey: staff.headers.public_key, secretKey: staff.headers.secret_key });
+    const made = await client.post('/Post', { body: { pst_title: 'From the client & co', pst_body: 'a=b' } });
+    expect(made).toMatchObject({ pst_title: 'From the client & co', pst_body: 'a=b' });
+  });
+
   it('runs the example against the server', async () => {
     const lines = await example(baseUrl, member.email, member.password);
     expect(lines[0]).toMatch(/^signed in as Ada/);

@@ -5,6 +5,8 @@ import type { components, paths } from './schema.js';
 export type ErrorType = components['schemas']['ErrorType'];
 type Method = 'get' | 'post' | 'put' | 'delete';
 type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+/** A request body: JSON, or the fields of a form-urlencoded one (CRUD writes take only forms). */
+type BodyOf<R> = R extends { content: { 'application/json': infer B } } ? B : R extends { content: { 'application/x-www-form-urlencoded': infer F } } ? F : never;
 
 /** The paths that answer a method. */
 export type PathsWith<M extends Method> = { [P in keyof paths]: paths[P] extends Record<M, infer O> ? ([O] extends [never | undefined] ? never : P) : never }[keyof paths];
@@ -12,7 +14,7 @@ type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M & keyo
 type Params<P extends keyof paths, M extends Method> = Op<P, M> extends { parameters: infer X } ? X : never;
 type PathParams<P extends keyof paths, M extends Method> = Params<P, M> extends { path: infer X } ? ([X] extends [never | undefined] ? never : X) : never;
 type QueryParams<P extends keyof paths, M extends Method> = Params<P, M> extends { query?: infer X } ? X : never;
-type Body<P extends keyof paths, M extends Method> = Op<P, M> extends { requestBody?: infer R } ? Json<NonNullable<R>> : never;
+type Body<P extends keyof paths, M extends Method> = Op<P, M> extends { requestBody?: infer R } ? BodyOf<NonNullable<R>> : never;
 /** What a successful call resolves with: the 200 envelope's data. */
 export type Data<P extends keyof paths, M extends Method> = Op<P, M> extends { responses: { 200: infer R } } ? (Json<R> extends { data?: infer D } ? NonNullable<D> : never) : never;
 /** The whole 200 envelope (collections carry num_results, page and numperpage). */
@@ -55,6 +57,17 @@ export class GatehouseError extends Error {
 
 const dataOf = <T>(envelope: unknown): T => (envelope as { data: T }).data;
 
+/**
+ * A body as its operation takes it: a CRUD path (/{ClassName}, PascalCase) takes form-urlencoded fields
+ * (null fields left out), every other operation JSON.
+ */
+function encodeBody(path: string, body: unknown): { type: string; text: string } {
+  if (!/^\/[A-Z]/.test(path)) return { type: 'application/json', text: JSON.stringify(body) };
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) if (v !== undefined && v !== null) form.set(k, String(v));
+  return { type: 'application/x-www-form-urlencoded', text: form.toString() };
+}
+
 export class GatehouseClient {
   private keys: { publicKey: string; secretKey: string } | null;
   private readonly fetchImpl: typeof fetch;
@@ -76,8 +89,9 @@ export class GatehouseClient {
     if (this.keys) Object.assign(headers, { public_key: this.keys.publicKey, secret_key: this.keys.secretKey });
     if (this.options.clientApp) headers.client_app = this.options.clientApp;
     if (this.options.clientVersion) headers.client_version = this.options.clientVersion;
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.fetchImpl(url, { method: method.toUpperCase(), headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+    const body = opts.body === undefined ? undefined : encodeBody(String(path), opts.body);
+    if (body) headers['content-type'] = body.type;
+    const res = await this.fetchImpl(url, { method: method.toUpperCase(), headers, ...(body ? { body: body.text } : {}) });
     const envelope = (await res.json()) as Record<string, unknown>;
     if (!res.ok) {
       throw new GatehouseError(res.status, envelope.errortype as ErrorType, String(envelope.error ?? res.statusText), (envelope.data ?? {}) as Record<string, unknown>, envelope.validation_errors as Record<string, string> | undefined);

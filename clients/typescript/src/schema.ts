@@ -10169,7 +10169,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BookingInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["BookingInput"];
             };
         };
@@ -10325,7 +10324,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BookingResourceInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["BookingResourceInput"];
             };
         };
@@ -10561,7 +10559,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CommentInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["CommentInput"];
             };
         };
@@ -10757,7 +10754,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CouponCodeInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["CouponCodeInput"];
             };
         };
@@ -11051,7 +11047,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EmailInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["EmailInput"];
             };
         };
@@ -11260,7 +11255,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EventInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventInput"];
             };
         };
@@ -11567,7 +11561,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["EventSessionInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["EventSessionInput"];
             };
         };
@@ -11773,7 +11766,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["FileInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["FileInput"];
             };
         };
@@ -12348,7 +12340,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GroupInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["GroupInput"];
             };
         };
@@ -12503,7 +12494,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GroupMemberInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["GroupMemberInput"];
             };
         };
@@ -12739,7 +12729,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LocationInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["LocationInput"];
             };
         };
@@ -12939,7 +12928,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MailboxInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["MailboxInput"];
             };
         };
@@ -13134,7 +13122,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MailingListInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["MailingListInput"];
             };
         };
@@ -13296,7 +13283,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MailingListRegistrantInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["MailingListRegistrantInput"];
             };
         };
@@ -13964,7 +13950,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MessageInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["MessageInput"];
             };
         };
@@ -14313,7 +14298,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PageInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["PageInput"];
             };
         };
@@ -14589,7 +14573,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PostInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["PostInput"];
             };
         };
@@ -14794,7 +14777,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ProductInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["ProductInput"];
             };
         };
@@ -15016,7 +14998,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["QuestionInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["QuestionInput"];
             };
         };
@@ -15179,7 +15160,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["QuestionOptionInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["QuestionOptionInput"];
             };
         };
@@ -15515,7 +15495,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SubscriptionTierInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["SubscriptionTierInput"];
             };
         };
@@ -15713,7 +15692,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SurveyInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["SurveyInput"];
             };
         };
@@ -15868,7 +15846,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SurveyAnswerInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["SurveyAnswerInput"];
             };
         };
@@ -16103,7 +16080,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UserInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["UserInput"];
             };
         };
@@ -16310,7 +16286,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VideoInput"];
                 "application/x-www-form-urlencoded": components["schemas"]["VideoInput"];
             };
         };
