@@ -37,7 +37,7 @@ export const ERROR_ROWS = {
   /** SPEC "Action errors". */
   action: [
     row(404, 'ActionError', 'unknown action, action without descriptor, inactive or unknown plugin'),
-    row(409, 'ActionError', "Idempotency-Key reused with a different body (data.reason 'idempotency_key_reused') or original still executing; or a sealed stored response cannot be opened"),
+    row(409, 'ActionError', "Idempotency-Key reused with a different body (data.reason 'idempotency_key_reused') or original still executing (the same reason, plus data.in_progress true: retry later); or a sealed stored response cannot be opened (sealed_replay_locked), or the stored answer held a secret and was not kept (secret_answer_not_kept)"),
     row(422, 'ActionError', 'business-logic error (feature disabled, invalid state)'),
     row(422, 'ValidationError', 'input validation failed; validation_errors maps field to message'),
     // The logic of some actions refuses with the authentication and transaction vocabulary too.

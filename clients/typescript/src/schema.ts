@@ -5807,7 +5807,7 @@ export interface components {
                 } & components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description ActionError: Idempotency-Key reused with a different body (data.reason 'idempotency_key_reused') or original still executing; or a sealed stored response cannot be opened */
+        /** @description ActionError: Idempotency-Key reused with a different body (data.reason 'idempotency_key_reused') or original still executing (the same reason, plus data.in_progress true: retry later); or a sealed stored response cannot be opened (sealed_replay_locked), or the stored answer held a secret and was not kept (secret_answer_not_kept) */
         Error409ActionError: {
             headers: {
                 [name: string]: unknown;
