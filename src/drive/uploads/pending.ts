@@ -5,14 +5,31 @@ import { randomHex, sha256Hex } from '../../lib/crypto.js';
 // Pending chunked uploads (fup_file_uploads). The token is the upload's only name on the wire; the row
 // keeps its SHA-256. Appends are serialised by a lease on the row rather than a transaction held open
 // while bytes stream in: a chunk takes the lease, writes its bytes, and records them under the lease.
+// A lease is short and renewed while its chunk is being received, and it names the process holding it
+// (`{node}.{boot}.{random}`): a node that died mid-chunk leaves a lease that lapses within seconds, and
+// the same node started again takes its earlier boot's leases over at once.
 
 /** An upload with no activity this long is expired (refused, then purged by a task). */
 export const UPLOAD_IDLE_SECONDS = 24 * 3600;
 /**
- * A chunk's lease. Longer than the stall cut-off (60 s), so a lease never lapses under a chunk that is
- * still being written: only a node that died mid-chunk leaves one to expire.
+ * A chunk's lease. The process receiving the chunk renews it every CHUNK_LEASE_RENEW_MS for as long as
+ * the request lasts (at most the 60 s stall cut-off), so only a process that is gone lets it lapse.
  */
-export const CHUNK_LEASE_SECONDS = 90;
+export const CHUNK_LEASE_SECONDS = 10;
+export const CHUNK_LEASE_RENEW_MS = 2_500;
+
+/** Who takes leases: this node (its DATA_DIR, stable across restarts) and this boot of it (one process). */
+export interface LeaseHolder {
+  node: string;
+  boot: string;
+}
+
+const HOLDER_PART_RE = /^[0-9a-f]{16}$/;
+
+function leasePrefix(holder: LeaseHolder, withBoot: boolean): string {
+  if (!HOLDER_PART_RE.test(holder.node) || !HOLDER_PART_RE.test(holder.boot)) throw new Error('not a lease holder');
+  return withBoot ? `${holder.node}.${holder.boot}.` : `${holder.node}.`;
+}
 
 export interface PendingUpload {
   id: number;
@@ -30,6 +47,12 @@ export interface PendingUpload {
   receivedBytes: number;
   receivedSha256: string | null;
   partName: string;
+  /** Into a sealed folder: the upload's public key; its chunks are sealed to it as they arrive. */
+  sealPublicKey: string | null;
+  /** The upload's secret key, sealed to the owner's vault. */
+  sealedKey: string | null;
+  /** Until when a chunk's lease holds (null: no chunk in progress). */
+  leaseUntil: Date | null;
   updateTime: Date;
 }
 
@@ -60,6 +83,9 @@ function pendingUpload(row: UploadRow): PendingUpload {
     receivedBytes: Number(row.fup_received_bytes),
     receivedSha256: trimmed(row.fup_received_sha256),
     partName: row.fup_part_name,
+    sealPublicKey: row.fup_seal_public_key,
+    sealedKey: row.fup_sealed_key,
+    leaseUntil: row.fup_lease_token === null ? null : row.fup_lease_until,
     updateTime: row.fup_update_time,
   };
 }
@@ -80,6 +106,8 @@ export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mim
   now: Date;
   /** Seals the name for this upload (its part name is the associated data); fup_name then stays null. */
   sealName?: (partName: string) => string;
+  /** Makes the upload's keypair (its chunks are sealed on receipt): the public key and the sealed secret. */
+  sealKeys?: (partName: string) => { publicKey: string; sealedKey: string };
 };
 
 /** Opens an upload; returns its token (shown once) and when it expires if left idle. */
@@ -87,6 +115,7 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
   const token = randomHex(32);
   const partName = `${randomHex(16)}.part`;
   const sealedName = u.sealName && u.name !== null ? u.sealName(partName) : null;
+  const keys = u.sealKeys ? u.sealKeys(partName) : null;
   await db
     .insertInto('fup_file_uploads')
     .values({
@@ -103,6 +132,8 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
       // A zero-byte upload has all its bytes from the start.
       fup_received_sha256: u.expectedBytes === 0 ? sha256Hex('') : null,
       fup_part_name: partName,
+      fup_seal_public_key: keys?.publicKey ?? null,
+      fup_sealed_key: keys?.sealedKey ?? null,
       fup_create_time: u.now,
       fup_update_time: u.now,
     })
@@ -112,22 +143,55 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
 
 /**
  * Takes the chunk lease of `userId`'s live (unexpired) upload that the token names, in one statement (a
- * chunk's first database round trip, on every chunk). Null when there is no such upload, or another chunk
- * holds its lease: findUpload then tells which.
+ * chunk's first database round trip, on every chunk). A lease is free when none is held, when it lapsed,
+ * or when an earlier boot of this node holds it (that process is gone: its chunk died with it). Null
+ * when there is no such upload, or another chunk holds its lease: findUpload then tells which.
  */
-export async function leaseUpload(db: Kysely<DB>, token: string, userId: number, now: Date): Promise<{ upload: PendingUpload; lease: string } | null> {
+export async function leaseUpload(
+  db: Kysely<DB>,
+  token: string,
+  userId: number,
+  holder: LeaseHolder,
+  now: Date,
+): Promise<{ upload: PendingUpload; lease: string } | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const lease = randomHex(16);
+  const lease = `${leasePrefix(holder, true)}${randomHex(8)}`;
+  // Both prefixes are hex and dots only: nothing in them is a LIKE wildcard.
+  const thisNode = `${leasePrefix(holder, false)}%`;
+  const thisBoot = `${leasePrefix(holder, true)}%`;
   const row = await db
     .updateTable('fup_file_uploads')
     .set({ fup_lease_token: lease, fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
     .where('fup_token_hash', '=', sha256Hex(token))
     .where('fup_usr_user_id', '=', userId)
     .where('fup_update_time', '>', new Date(now.getTime() - UPLOAD_IDLE_SECONDS * 1000))
-    .where((eb) => eb.or([eb('fup_lease_token', 'is', null), eb('fup_lease_until', '<', now)]))
+    .where((eb) =>
+      eb.or([
+        eb('fup_lease_token', 'is', null),
+        eb('fup_lease_until', '<', now),
+        eb.and([eb('fup_lease_token', 'like', thisNode), eb('fup_lease_token', 'not like', thisBoot)]),
+      ]),
+    )
     .returningAll()
     .executeTakeFirst();
   return row ? { upload: pendingUpload(row), lease } : null;
+}
+
+/** Extends a held lease by CHUNK_LEASE_SECONDS from now; false when it is no longer held. */
+export async function renewLease(db: Kysely<DB>, uploadId: number, lease: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('fup_file_uploads')
+    .set({ fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_lease_token', '=', lease)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Whole seconds until a held lease lapses (at least 1): how long a refused chunk should wait. */
+export function leaseRetryAfter(upload: Pick<PendingUpload, 'leaseUntil'>, now: Date): number {
+  if (upload.leaseUntil === null) return 1;
+  return Math.max(1, Math.ceil((upload.leaseUntil.getTime() - now.getTime()) / 1000));
 }
 
 export async function releaseLease(db: Kysely<DB>, uploadId: number, lease: string): Promise<void> {
