@@ -104,6 +104,23 @@ describe('uploads into a sealed folder (local part files)', () => {
     expect(await holdsMarker(await filesUnder(t.dataDir))).toBe(false);
   });
 
+  it('keep their received chunks readable across a vault rotation (the upload key follows the vault)', async () => {
+    const m = await vaultMember(t);
+    const bytes = secretBytes(1);
+    const token = (await post(m.c, 'drive_upload_init', { name: 'rotated.txt', size_bytes: bytes.length, sha256: sha256(bytes), folder_id: m.folderId })).json.data.upload_token;
+    expect((await putChunk(m.c, token, bytes, 0, CHUNK)).statusCode).toBe(200);
+    const keyBefore = (await t.services.db.selectFrom('fup_file_uploads').select('fup_sealed_key').where('fup_usr_user_id', '=', m.userId).executeTakeFirstOrThrow()).fup_sealed_key;
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    expect((await post(m.c, 'vault_rotate_verify', { password: m.password })).statusCode).toBe(200);
+    const keyAfter = (await t.services.db.selectFrom('fup_file_uploads').select('fup_sealed_key').where('fup_usr_user_id', '=', m.userId).executeTakeFirstOrThrow()).fup_sealed_key;
+    expect(keyAfter).not.toBeNull();
+    expect(keyAfter).not.toBe(keyBefore);
+    expect((await putChunk(m.c, token, bytes, CHUNK, bytes.length)).statusCode).toBe(200);
+    const done = await post(m.c, 'drive_upload_complete', { upload_token: token });
+    expect(done.statusCode).toBe(200);
+    expect((await m.c.get(`/drive/file/${done.json.data.file.file_id}`)).rawPayload.equals(bytes)).toBe(true);
+  });
+
   it('are purged with every file they left once idle: the part file and a crashed completion\'s .part.sealed; strays too', async () => {
     const m = await vaultMember(t);
     const bytes = secretBytes(1);
