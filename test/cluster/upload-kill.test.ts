@@ -40,6 +40,30 @@ describe('uploads across kill -9', () => {
       raw: bytes.subarray(start, end),
     });
   };
+  /** A chunk whose second half follows 250 ms after its first (so a kill lands mid-chunk); null when the connection fails. */
+  const slowPut = (node: Node, token: string, bytes: Buffer, start: number) =>
+    new Promise<{ status: number; json: any } | null>((resolve) => {
+      const end = Math.min(start + CHUNK, bytes.length);
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: node.port,
+          method: 'PUT',
+          path: `/api/v1/drive_upload/${token}`,
+          headers: { ...m.headers, 'content-type': 'application/octet-stream', 'content-range': `bytes ${start}-${end - 1}/${bytes.length}`, 'content-length': String(end - start) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text || '{}') }));
+          res.on('error', () => resolve(null));
+        },
+      );
+      req.on('error', () => resolve(null));
+      const mid = start + Math.floor((end - start) / 2);
+      req.write(bytes.subarray(start, mid));
+      setTimeout(() => req.end(bytes.subarray(mid, end)), 250);
+    });
   const leaseOf = async (token: string) =>
     c.control.db.selectFrom('fup_file_uploads').select(['fup_lease_token', 'fup_lease_until']).where('fup_token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow();
 
@@ -129,7 +153,7 @@ describe('uploads across kill -9', () => {
       if (token === null) return false;
       let offset = 0;
       while (offset < bytes.length && Date.now() < deadline) {
-        const res = await put(nodeFor(turn), token, bytes, offset).catch(() => null);
+        const res = await slowPut(nodeFor(turn), token, bytes, offset);
         if (res === null) {
           seen.cutOff++;
           turn++;
@@ -155,7 +179,7 @@ describe('uploads across kill -9', () => {
       return false;
     }
     const runs = uploads.map((_, i) => run(i));
-    await sleep(400);
+    await sleep(1000);
     alive.delete(0);
     c.nodes[0]!.process.child.kill('SIGKILL');
     await c.nodes[0]!.process.exited;
