@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driveStorageFor } from '../../src/drive/storage.js';
@@ -48,12 +50,29 @@ describe('chunk leases', () => {
     const m = await member(t, PLAN);
     const bytes = content(CHUNK + 10, 'reboot');
     const token = await open(m, bytes);
-    // The process before a kill -9 took the lease for an hour's worth of renewals and died.
+    // The process before a kill -9 took the lease for an hour's worth of renewals and died (no process
+    // of this node runs under that boot).
     await holdLease(token, `${holder().node}.${'0'.repeat(16)}.${'1'.repeat(16)}`, 3600);
     const res = await putChunk(t, m.headers, token, bytes.subarray(0, CHUNK), 0, bytes.length);
     expect(res.statusCode).toBe(200);
     expect(res.json.data.received_bytes).toBe(CHUNK);
     expect((await leaseOf(token)).fup_lease_token).toBeNull();
+  });
+
+  it('leaves alone the lease of another boot of this node whose process still runs (two processes on one DATA_DIR)', async () => {
+    const m = await member(t, PLAN);
+    const bytes = content(CHUNK + 10, 'sibling');
+    const token = await open(m, bytes);
+    const sibling = '6'.repeat(16);
+    // The parent of this test process is alive: a boot recorded with its pid is a live process.
+    await writeFile(path.join(t.dataDir, 'uploads', 'boots', sibling), `${process.ppid}\n`);
+    await holdLease(token, `${holder().node}.${sibling}.${'7'.repeat(16)}`, 4);
+    const refused = await putChunk(t, m.headers, token, bytes.subarray(0, CHUNK), 0, bytes.length);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json.data).toEqual({ reason: 'chunk_in_progress', received_bytes: 0, expected_bytes: bytes.length, retry_after: 4 });
+    // Once that process is gone (its pid no longer runs), the lease is taken at once.
+    await writeFile(path.join(t.dataDir, 'uploads', 'boots', sibling), '2147483646\n');
+    expect((await putChunk(t, m.headers, token, bytes.subarray(0, CHUNK), 0, bytes.length)).statusCode).toBe(200);
   });
 
   it("answers 409 chunk_in_progress with retry_after and Retry-After while another node's lease holds, and takes it once it lapses", async () => {

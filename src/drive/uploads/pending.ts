@@ -22,13 +22,20 @@ export const CHUNK_LEASE_RENEW_MS = 2_500;
 export interface LeaseHolder {
   node: string;
   boot: string;
+  /** Whether another boot of this node is gone (its process no longer runs). */
+  isDeadBoot(boot: string): boolean;
 }
 
 const HOLDER_PART_RE = /^[0-9a-f]{16}$/;
 
-function leasePrefix(holder: LeaseHolder, withBoot: boolean): string {
-  if (!HOLDER_PART_RE.test(holder.node) || !HOLDER_PART_RE.test(holder.boot)) throw new Error('not a lease holder');
-  return withBoot ? `${holder.node}.${holder.boot}.` : `${holder.node}.`;
+/**
+ * The lease of a process that is gone: one that an earlier boot of this node holds (a kill -9 or a crash
+ * mid-chunk, then a restart). Null for anyone else's lease, which is waited out.
+ */
+export function deadLease(upload: Pick<PendingUpload, 'leaseToken'>, holder: LeaseHolder): string | null {
+  const [node, boot] = (upload.leaseToken ?? '').split('.');
+  if (node !== holder.node || boot === undefined || boot === holder.boot || !holder.isDeadBoot(boot)) return null;
+  return upload.leaseToken;
 }
 
 export interface PendingUpload {
@@ -51,6 +58,8 @@ export interface PendingUpload {
   sealPublicKey: string | null;
   /** The upload's secret key, sealed to the owner's vault. */
   sealedKey: string | null;
+  /** The chunk lease (`{node}.{boot}.{random}`), null when no chunk is in progress. */
+  leaseToken: string | null;
   /** Until when a chunk's lease holds (null: no chunk in progress). */
   leaseUntil: Date | null;
   updateTime: Date;
@@ -85,6 +94,7 @@ function pendingUpload(row: UploadRow): PendingUpload {
     partName: row.fup_part_name,
     sealPublicKey: row.fup_seal_public_key,
     sealedKey: row.fup_sealed_key,
+    leaseToken: row.fup_lease_token,
     leaseUntil: row.fup_lease_token === null ? null : row.fup_lease_until,
     updateTime: row.fup_update_time,
   };
@@ -144,8 +154,8 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
 /**
  * Takes the chunk lease of `userId`'s live (unexpired) upload that the token names, in one statement (a
  * chunk's first database round trip, on every chunk). A lease is free when none is held, when it lapsed,
- * or when an earlier boot of this node holds it (that process is gone: its chunk died with it). Null
- * when there is no such upload, or another chunk holds its lease: findUpload then tells which.
+ * or when it is exactly `takeOver` (a dead process's lease: deadLease). Null when there is no such
+ * upload, or another chunk holds its lease: findUpload then tells which.
  */
 export async function leaseUpload(
   db: Kysely<DB>,
@@ -153,12 +163,11 @@ export async function leaseUpload(
   userId: number,
   holder: LeaseHolder,
   now: Date,
+  takeOver: string | null = null,
 ): Promise<{ upload: PendingUpload; lease: string } | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const lease = `${leasePrefix(holder, true)}${randomHex(8)}`;
-  // Both prefixes are hex and dots only: nothing in them is a LIKE wildcard.
-  const thisNode = `${leasePrefix(holder, false)}%`;
-  const thisBoot = `${leasePrefix(holder, true)}%`;
+  if (!HOLDER_PART_RE.test(holder.node) || !HOLDER_PART_RE.test(holder.boot)) throw new Error('not a lease holder');
+  const lease = `${holder.node}.${holder.boot}.${randomHex(8)}`;
   const row = await db
     .updateTable('fup_file_uploads')
     .set({ fup_lease_token: lease, fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
@@ -169,7 +178,7 @@ export async function leaseUpload(
       eb.or([
         eb('fup_lease_token', 'is', null),
         eb('fup_lease_until', '<', now),
-        eb.and([eb('fup_lease_token', 'like', thisNode), eb('fup_lease_token', 'not like', thisBoot)]),
+        ...(takeOver !== null ? [eb('fup_lease_token', '=', takeOver)] : []),
       ]),
     )
     .returningAll()

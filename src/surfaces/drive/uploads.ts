@@ -5,6 +5,7 @@ import { parseContentRange } from '../../drive/uploads/content-range.js';
 import { appendChunk, ChunkBodyError, HashStates, partPath, plainLayout } from '../../drive/uploads/parts.js';
 import {
   CHUNK_LEASE_RENEW_MS,
+  deadLease,
   findUpload,
   isUploadExpired,
   leaseRetryAfter,
@@ -137,8 +138,15 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
     // This process is still receiving an earlier chunk of the upload (one whose renewals stalled, so its
     // lease may have lapsed): that one goes on, this one waits, and the lease is left alone.
     const busyHere = receiving.has(token);
-    const leased = userId === undefined || busyHere ? null : await leaseUpload(db, token, userId, storage.leaseHolder, clock.now());
-    const upload = leased?.upload ?? (await liveUpload(token, userId));
+    let leased = userId === undefined || busyHere ? null : await leaseUpload(db, token, userId, storage.leaseHolder, clock.now());
+    let upload = leased?.upload ?? (await liveUpload(token, userId));
+    // A lease left by an earlier boot of this node (it died mid-chunk, and this is it started again):
+    // that process is gone, so its lease is taken over at once instead of waited out.
+    const dead = leased || busyHere ? null : deadLease(upload, storage.leaseHolder);
+    if (dead !== null) {
+      leased = await leaseUpload(db, token, userId!, storage.leaseHolder, clock.now(), dead);
+      upload = leased?.upload ?? upload;
+    }
     let range: { start: number; end: number; length: number };
     try {
       range = checkChunkHeaders(request, upload);
