@@ -542,8 +542,13 @@ export interface FileUploadsTable {
   fup_received_sha256: Opt<string>;
   /** The part file's name in the upload directory. */
   fup_part_name: string;
+  /** The chunk lease: `{node}.{boot}.{random}` of the process receiving a chunk (a node's earlier boot is dead). */
   fup_lease_token: Opt<string>;
   fup_lease_until: OptTime;
+  /** Into a sealed folder: the upload's own X25519 public key (base64url); each chunk is sealed to it on receipt. */
+  fup_seal_public_key: Opt<string>;
+  /** The upload's secret key sealed to the owner's vault public key (`fup_file_uploads:{part name}:key`). */
+  fup_sealed_key: Opt<string>;
   fup_create_time: GeneratedTimestamp;
   /** The last activity (init or an accepted chunk); idle uploads expire from here. */
   fup_update_time: GeneratedTimestamp;

@@ -52,8 +52,12 @@ function openFrame(key: Buffer, ad: Buffer, index: number, last: boolean, frame:
   return Buffer.concat([d.update(frame.subarray(0, frame.length - TAG_BYTES)), d.final()]);
 }
 
-/** Encrypts a plaintext stream into the sealed layout; holds at most one frame plus one incoming chunk. */
-export class SealStream extends Transform {
+/**
+ * Encrypts plaintext into the sealed layout, synchronously, piece by piece: `header` first, then what
+ * each `update` returns, then `final()`. Holds at most one frame plus one incoming piece.
+ */
+export class FrameSealer {
+  readonly header: Buffer;
   private readonly key: Buffer;
   private readonly ad: Buffer;
   private pending: Buffer[] = [];
@@ -61,32 +65,55 @@ export class SealStream extends Transform {
   private index = 0;
 
   constructor(contentKey: Buffer, ad: string) {
-    super();
     const salt = randomBytes(SALT_BYTES);
     this.key = frameKey(contentKey, salt);
     this.ad = Buffer.from(ad, 'utf8');
-    this.push(Buffer.concat([MAGIC, salt]));
+    this.header = Buffer.concat([MAGIC, salt]);
+  }
+
+  /** The sealed frames that `chunk` completes (none until more than a frame is pending). */
+  update(chunk: Buffer): Buffer[] {
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    // A frame goes out only once more bytes follow it: the last frame is sealed as last in final().
+    if (this.pendingBytes <= FRAME_BYTES) return [];
+    const out: Buffer[] = [];
+    let all = Buffer.concat(this.pending);
+    while (all.length > FRAME_BYTES) {
+      out.push(sealFrame(this.key, this.ad, this.index++, false, all.subarray(0, FRAME_BYTES)));
+      all = all.subarray(FRAME_BYTES);
+    }
+    this.pending = [all];
+    this.pendingBytes = all.length;
+    return out;
+  }
+
+  /** The last frame. */
+  final(): Buffer {
+    const last = sealFrame(this.key, this.ad, this.index, true, Buffer.concat(this.pending));
+    this.pending = [];
+    this.pendingBytes = 0;
+    return last;
+  }
+}
+
+/** Encrypts a plaintext stream into the sealed layout; holds at most one frame plus one incoming chunk. */
+export class SealStream extends Transform {
+  private readonly sealer: FrameSealer;
+
+  constructor(contentKey: Buffer, ad: string) {
+    super();
+    this.sealer = new FrameSealer(contentKey, ad);
+    this.push(this.sealer.header);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
-    // A frame goes out only once more bytes follow it: the last frame is sealed as last in _flush.
-    if (this.pendingBytes > FRAME_BYTES) {
-      let all = Buffer.concat(this.pending);
-      while (all.length > FRAME_BYTES) {
-        this.push(sealFrame(this.key, this.ad, this.index++, false, all.subarray(0, FRAME_BYTES)));
-        all = all.subarray(FRAME_BYTES);
-      }
-      this.pending = [all];
-      this.pendingBytes = all.length;
-    }
+    for (const frame of this.sealer.update(chunk)) this.push(frame);
     done();
   }
 
   override _flush(done: TransformCallback): void {
-    this.push(sealFrame(this.key, this.ad, this.index, true, Buffer.concat(this.pending)));
-    this.pending = [];
+    this.push(this.sealer.final());
     done();
   }
 }

@@ -11,6 +11,7 @@ import type { Vault } from '../accounts/vault/vaults.js';
 import type { DB } from '../db/types.js';
 import type { ByteRange } from './blobs/store.js';
 import { openSealedBlob, SealStream, sealedSize, type BlobReader } from './sealed-blob.js';
+import { resealUploadKey } from './uploads/sealed-parts.js';
 
 // Sealed Drive files (DESIGN 10 "First consumer"): a file in a sealed folder has its own content key
 // sealed to the owner's vault; its name is a sealed field and its bytes a sealed blob, both under that key
@@ -131,19 +132,26 @@ export function installDriveResealer(): void {
     }
     const uploads = await db
       .selectFrom('fup_file_uploads')
-      .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name'])
+      .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name', 'fup_sealed_key'])
       .where('fup_usr_user_id', '=', userId)
-      .where('fup_sealed_name', 'is not', null)
+      .where((eb) => eb.or([eb('fup_sealed_name', 'is not', null), eb('fup_sealed_key', 'is not', null)]))
       .execute();
     for (const u of uploads) {
-      const name = openUploadName(oldSecretKey, u.fup_part_name, u.fup_sealed_name!);
-      // A pending upload whose name no longer opens can only fail at completion: it goes now.
-      if (name === null) {
+      const name = u.fup_sealed_name === null ? null : openUploadName(oldSecretKey, u.fup_part_name, u.fup_sealed_name);
+      // The upload's own key, which opens the chunks it has received (sealed as they arrived).
+      const key = u.fup_sealed_key === null ? null : resealUploadKey(oldSecretKey, newPublicKey, u.fup_part_name, u.fup_sealed_key);
+      // A pending upload whose name or key no longer opens can only fail at completion: it goes now
+      // (the purge task removes its part file and staged chunks as strays).
+      if ((u.fup_sealed_name !== null && name === null) || (u.fup_sealed_key !== null && key === null)) {
         await db.deleteFrom('fup_file_uploads').where('fup_file_upload_id', '=', u.fup_file_upload_id).execute();
         continue;
       }
-      const sealed = sealToPublicKey(newPublicKey, Buffer.from(name, 'utf8'), uploadNameAd(u.fup_part_name));
-      await db.updateTable('fup_file_uploads').set({ fup_sealed_name: sealed }).where('fup_file_upload_id', '=', u.fup_file_upload_id).execute();
+      const sealed = name === null ? null : sealToPublicKey(newPublicKey, Buffer.from(name, 'utf8'), uploadNameAd(u.fup_part_name));
+      await db
+        .updateTable('fup_file_uploads')
+        .set({ fup_sealed_name: sealed, fup_sealed_key: key })
+        .where('fup_file_upload_id', '=', u.fup_file_upload_id)
+        .execute();
     }
   });
 }

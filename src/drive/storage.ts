@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { openBlobStore, type BlobStore } from './blobs/index.js';
+import { newLeaseHolder } from './uploads/lease-holder.js';
+import type { LeaseHolder } from './uploads/pending.js';
 import { S3PartStaging, type PartStaging } from './uploads/staging.js';
 
 /** Where Drive keeps bytes: the blob store, and the local directory of pending uploads' part files. */
@@ -10,6 +12,8 @@ export interface DriveStorage {
   uploadsDir: string;
   /** With a shared blob store (s3): chunks staged there, so any node can take the next chunk or complete. */
   staging: PartStaging | null;
+  /** This process as a holder of chunk leases (DESIGN 9): the node (its DATA_DIR) and this boot of it. */
+  leaseHolder: LeaseHolder;
 }
 
 const opened = new WeakMap<Config, DriveStorage>();
@@ -18,9 +22,16 @@ const opened = new WeakMap<Config, DriveStorage>();
 export function driveStorageFor(config: Config): DriveStorage {
   let storage = opened.get(config);
   if (!storage) {
+    const uploadsDir = path.join(config.dataDir, 'uploads');
+    let holder: LeaseHolder | null = null;
     storage = {
       blobs: openBlobStore(config.blobStore, config.dataDir),
-      uploadsDir: path.join(config.dataDir, 'uploads'),
+      uploadsDir,
+      // Made on first use (the first chunk), so a command that only reads never writes the node id.
+      get leaseHolder() {
+        holder ??= newLeaseHolder(uploadsDir);
+        return holder;
+      },
       staging: config.blobStore.driver === 's3' ? new S3PartStaging(config.blobStore) : null,
     };
     opened.set(config, storage);

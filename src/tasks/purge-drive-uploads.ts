@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { isPartName, partPath, removePart } from '../drive/uploads/parts.js';
+import { partNameOf, partPath, removePart, sealedOutPath } from '../drive/uploads/parts.js';
 import { deleteUpload, idleUploads, UPLOAD_IDLE_SECONDS } from '../drive/uploads/pending.js';
 import { driveStorageFor } from '../drive/storage.js';
 import type { TaskDefinition } from './scheduler.js';
@@ -9,8 +9,10 @@ import type { TaskDefinition } from './scheduler.js';
 const BATCH = 500;
 
 /**
- * Uploads idle for 24 hours are abandoned: their rows and part files go. So do part files no row names
- * any more (a completion whose cleanup did not run) once they too are a day old.
+ * Uploads idle for 24 hours are abandoned (refused completions too, once idle): their rows go with every
+ * file they left, the part file, a completion's sealed copy (a crash mid-encryption) and the chunks
+ * staged in a shared store. So do files and staged chunks no row names any more (a completion whose
+ * cleanup did not run, a crash, an upload a vault rotation dropped) once they too are a day old.
  */
 export function purgeDriveUploadsTask(config: Config): TaskDefinition {
   return {
@@ -25,30 +27,45 @@ export function purgeDriveUploadsTask(config: Config): TaskDefinition {
         const idle = await idleUploads(db, cutoff, BATCH);
         for (const u of idle) {
           await deleteUpload(db, u.id);
-          await removePart(partPath(uploadsDir, u.partName));
+          const part = partPath(uploadsDir, u.partName);
+          await removePart(part);
+          await removePart(sealedOutPath(part));
           await staging?.remove(u.partName);
         }
         uploads += idle.length;
         if (idle.length < BATCH) break;
       }
+      const known = async (parts: string[]) =>
+        parts.length === 0
+          ? new Set<string>()
+          : new Set((await db.selectFrom('fup_file_uploads').select('fup_part_name').where('fup_part_name', 'in', parts).execute()).map((r) => r.fup_part_name));
       let strays = 0;
       const names = await readdir(uploadsDir).catch(() => [] as string[]);
-      const parts = names.filter(isPartName);
-      if (parts.length > 0) {
-        const known = new Set(
-          (await db.selectFrom('fup_file_uploads').select('fup_part_name').where('fup_part_name', 'in', parts).execute()).map((r) => r.fup_part_name),
-        );
-        for (const name of parts) {
-          if (known.has(name)) continue;
-          const file = path.join(uploadsDir, name);
-          const info = await stat(file).catch(() => null);
-          if (info && info.mtimeMs < cutoff.getTime()) {
-            await removePart(file);
-            strays++;
-          }
+      const leftovers = names.flatMap((name) => {
+        const part = partNameOf(name);
+        return part ? [{ name, part }] : [];
+      });
+      const live = await known([...new Set(leftovers.map((l) => l.part))]);
+      for (const { name, part } of leftovers) {
+        if (live.has(part)) continue;
+        const file = path.join(uploadsDir, name);
+        const info = await stat(file).catch(() => null);
+        if (info && info.mtimeMs < cutoff.getTime()) {
+          await removePart(file);
+          strays++;
         }
       }
-      return { deleted_uploads: uploads, deleted_stray_parts: strays };
+      let strayStaged = 0;
+      if (staging) {
+        const stale = await staging.staleParts(cutoff);
+        const stillLive = await known(stale);
+        for (const part of stale) {
+          if (stillLive.has(part)) continue;
+          await staging.remove(part);
+          strayStaged++;
+        }
+      }
+      return { deleted_uploads: uploads, deleted_stray_parts: strays, deleted_stray_staged: strayStaged };
     },
   };
 }

@@ -30,20 +30,18 @@ describe('staged upload chunks (s3)', () => {
     const nodeA = path.join(dir, 'a', part);
     await mkdir(path.dirname(nodeA), { recursive: true });
     await writeFile(nodeA, bytes);
-    await staging.stage(part, nodeA, 0, 1000);
-    await staging.stage(part, nodeA, 1000, 1000);
-    await staging.stage(part, nodeA, 2000, 1000);
+    for (const start of [0, 1000, 2000]) await staging.stage(part, nodeA, { plainStart: start, storedStart: start, storedLength: 1000 });
     // Node B holds the first chunk itself and lacks the rest.
     const nodeB = path.join(dir, 'b', 'uploads', part);
-    expect(await staging.restore(part, nodeB, 0, 1000)).toBe(1000);
+    expect(await staging.restore(part, nodeB, { plain: 0, stored: 0 }, 1000)).toEqual({ plain: 1000, stored: 1000 });
     expect(await readFile(nodeB)).toEqual(bytes.subarray(0, 1000));
-    expect(await staging.restore(part, nodeB, 1000, 3000)).toBe(3000);
+    expect(await staging.restore(part, nodeB, { plain: 1000, stored: 1000 }, 3000)).toEqual({ plain: 3000, stored: 3000 });
     expect(await readFile(nodeB)).toEqual(bytes);
     // A later chunk not staged: the file ends where the staged chunks end.
     const nodeC = path.join(dir, 'c', part);
-    expect(await staging.restore(part, nodeC, 0, 4000)).toBe(3000);
+    expect(await staging.restore(part, nodeC, { plain: 0, stored: 0 }, 4000)).toEqual({ plain: 3000, stored: 3000 });
     await staging.remove(part);
     const nodeD = path.join(dir, 'd', part);
-    expect(await staging.restore(part, nodeD, 0, 3000)).toBe(0);
+    expect(await staging.restore(part, nodeD, { plain: 0, stored: 0 }, 3000)).toEqual({ plain: 0, stored: 0 });
   });
 });

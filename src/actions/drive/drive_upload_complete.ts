@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createFileFromBlob, ingestBlob } from '../../drive/files.js';
-import { partPath, partSize, removePart } from '../../drive/uploads/parts.js';
+import { partPath, plainLayout, removePart, sealedOutPath } from '../../drive/uploads/parts.js';
+import { openSealedPart, openUploadKey, sealedLayout } from '../../drive/uploads/sealed-parts.js';
 import { deleteUpload, findUpload, isUploadExpired, type PendingUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, placeContent } from '../../drive/uploads/place.js';
 import { uploadPurpose } from '../../drive/uploads/purposes.js';
@@ -11,28 +12,29 @@ import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
 import { placeSealedUpload } from './sealed-upload.js';
-import { fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
+import { driveRefusal, fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
 
-/** The server's own SHA-256 of the part file (used only when the last chunk's record of it is missing). */
-async function hashFile(file: string): Promise<string> {
+/** The server's own SHA-256 of the received plaintext (used when the last chunk's record of it is missing). */
+async function hashOf(plaintext: Readable): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  for await (const chunk of plaintext) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
-/** Refuses an upload whose bytes are not all there or are not the content it declared. */
-async function verifiedSha256(upload: PendingUpload, file: string): Promise<string> {
+/** Refuses an upload whose bytes are not all there (`held`: plaintext bytes the part file holds). */
+function checkAllHeld(upload: PendingUpload, held: number): void {
   const counts = { received_bytes: upload.receivedBytes, expected_bytes: upload.expectedBytes };
   if (upload.receivedBytes !== upload.expectedBytes) {
     throw uploadRefusal('size_mismatch', `Received ${upload.receivedBytes} of ${upload.expectedBytes} bytes; send the rest first`, counts);
   }
-  if (upload.expectedBytes > 0) {
-    const onDisk = await partSize(file);
-    if (onDisk !== upload.expectedBytes) {
-      throw uploadRefusal('size_mismatch', `Only ${onDisk} of ${upload.expectedBytes} bytes are held; resume the upload`, { ...counts, received_bytes: onDisk });
-    }
+  if (upload.expectedBytes > 0 && held !== upload.expectedBytes) {
+    throw uploadRefusal('size_mismatch', `Only ${held} of ${upload.expectedBytes} bytes are held; resume the upload`, { ...counts, received_bytes: held });
   }
-  const sha256 = upload.receivedSha256 ?? (await hashFile(file));
+}
+
+/** Refuses an upload whose bytes are not the content it declared; else their SHA-256. */
+async function verifiedSha256(upload: PendingUpload, plaintext: () => Readable): Promise<string> {
+  const sha256 = upload.receivedSha256 ?? (await hashOf(plaintext()));
   if (upload.expectedSha256 !== null && upload.expectedSha256 !== sha256) {
     throw uploadRefusal('hash_mismatch', 'The bytes received do not have the sha256 given at init', { expected_sha256: upload.expectedSha256, received_sha256: sha256 });
   }
@@ -65,13 +67,26 @@ export default defineAction({
     if (!purpose) throw uploadRefusal('not_found', `Uploads for ${upload.purpose} are no longer accepted`);
     const { blobs, uploadsDir, staging } = activeDriveStorage();
     const file = partPath(uploadsDir, upload.partName);
+    const sealedAtRest = upload.sealedKey;
+    const layout = sealedAtRest === null ? plainLayout : sealedLayout;
+    let held = await layout.held(file, upload.receivedBytes);
     // Chunks received by other nodes come from the shared staging.
-    if (staging) await staging.restore(upload.partName, file, await partSize(file), upload.receivedBytes);
-    const sha256 = await verifiedSha256(upload, file);
+    if (staging) held = await staging.restore(upload.partName, file, held, upload.receivedBytes, layout);
+    checkAllHeld(upload, held.plain);
     const sizeBytes = upload.expectedBytes;
+    // The received plaintext, as a stream: an upload into a sealed folder holds sealed records, which its
+    // owner's open vault opens (decrypted in memory as they stream, never to disk).
+    let plaintext: () => Readable = () => (sizeBytes === 0 ? Readable.from([]) : createReadStream(file));
+    if (sealedAtRest !== null) {
+      const vault = await requireOwnerUnlocked(ctx, upload.userId);
+      const uploadKey = openUploadKey(vault.secretKey, upload.partName, sealedAtRest);
+      if (!uploadKey) throw driveRefusal('vault_locked', 'The bytes of this upload were sealed under an earlier vault key; start the upload again');
+      plaintext = () => openSealedPart(file, uploadKey, upload.partName, sizeBytes);
+    }
+    const sha256 = await verifiedSha256(upload, plaintext);
     const ingestPlain = () =>
       ingestBlob(db, blobs, { sha256, sizeBytes, mimeType: upload.mimeType, time: now }, () =>
-        sizeBytes === 0 ? blobs.put(sha256, Readable.from([]), 0) : blobs.putFile(sha256, file, sizeBytes),
+        sizeBytes === 0 ? blobs.put(sha256, Readable.from([]), 0) : sealedAtRest !== null ? blobs.put(sha256, plaintext(), sizeBytes) : blobs.putFile(sha256, file, sizeBytes),
       );
 
     const dest = purpose.isDrive ? await resolveDestination(db, me.usr_user_id, { folderId: upload.folderId, fileId: upload.fileId }) : null;
@@ -81,7 +96,7 @@ export default defineAction({
     let data: Record<string, unknown>;
     let sealedFor: number[] | undefined;
     if (dest && limits && open) {
-      const placed = await placeSealedUpload({ db, blobs, open, dest, limits, upload, partFile: file, sizeBytes, now });
+      const placed = await placeSealedUpload({ db, blobs, open, dest, limits, upload, plaintext, sealedOut: sealedOutPath(file), sizeBytes, now });
       data = { file: await fileOutput(db, placed.fileId, false, readerOf(ctx)), new_version: dest.fileId !== null };
       sealedFor = [dest.ownerUserId];
     } else if (dest && limits) {
@@ -98,6 +113,7 @@ export default defineAction({
     await deleteUpload(db, upload.id);
     // Last: should the transaction still fail, the purge task removes the row and the file anyway.
     await removePart(file).catch(() => {});
+    await removePart(sealedOutPath(file)).catch(() => {});
     await staging?.remove(upload.partName).catch(() => {});
     return { data, message: 'Upload complete.', ...(sealedFor ? { sealedFor } : {}) };
   },

@@ -4,6 +4,7 @@ import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
 import { UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
 import { sealUploadName } from '../../drive/sealed-files.js';
+import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
 import { activeDriveStorage } from '../../drive/storage.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
@@ -54,6 +55,7 @@ export default defineAction({
     const chunkBytes = settings.int('drive_upload_chunk_bytes');
     let name: string | null = input.name === undefined || input.name === null || input.name.trim() === '' ? null : checkName(input.name);
     let sealName: ((partName: string) => string) | undefined;
+    let sealKeys: ((partName: string) => { publicKey: string; sealedKey: string }) | undefined;
 
     if (!purpose.isDrive) {
       if (folderId !== null || fileId !== null) throw validationError({ [folderId !== null ? 'folder_id' : 'file_id']: `is not used by the ${purpose.name} purpose` });
@@ -68,6 +70,8 @@ export default defineAction({
         // Sealed content is written only by its owner with the vault open, refused before any byte is sent;
         // it is never deduplicated (its blob is its own ciphertext) and its name waits sealed.
         const open = await requireOwnerUnlocked(ctx, dest.ownerUserId);
+        // Its bytes are sealed as each chunk arrives, to a keypair of the upload's own (sealed-parts.ts).
+        sealKeys = (partName) => newUploadKeys(open.vault.publicKey, partName);
         if (name !== null) {
           const plainName = name;
           sealName = (partName) => sealUploadName(open.vault, partName, plainName);
@@ -83,7 +87,7 @@ export default defineAction({
       }
     }
 
-    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now, ...(sealName ? { sealName } : {}) });
+    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now, ...(sealName ? { sealName } : {}), ...(sealKeys ? { sealKeys } : {}) });
     return {
       data: { upload_token: opened.token, chunk_bytes: chunkBytes, expires_time: formatTimestamp(opened.expiresTime), purpose: purpose.name },
       message: 'Upload started: send the bytes in chunks, then complete it.',

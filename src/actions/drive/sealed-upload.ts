@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
@@ -26,15 +25,17 @@ interface SealedPlacement {
   dest: UploadDestination;
   limits: DriveLimits;
   upload: PendingUpload;
-  /** The part file with the received plaintext. */
-  partFile: string;
+  /** The received plaintext, streamed (from the part file, or decrypted from its sealed records). */
+  plaintext: () => Readable;
+  /** Where the file's sealed bytes are written before the blob store takes them (removed after). */
+  sealedOut: string;
   sizeBytes: number;
   now: Date;
 }
 
 async function storeSealedBytes(p: SealedPlacement, contentKey: Buffer, fileId: number): Promise<number> {
-  const out = `${p.partFile}.sealed`;
-  const source = p.sizeBytes === 0 ? Readable.from([]) : createReadStream(p.partFile);
+  const out = p.sealedOut;
+  const source = p.sizeBytes === 0 ? Readable.from([]) : p.plaintext();
   try {
     const sealed = await sealFileBytes(source, p.sizeBytes, contentKey, fileId, out);
     return await ingestBlob(p.db, p.blobs, { sha256: sealed.sha256, sizeBytes: sealed.sizeBytes, mimeType: p.upload.mimeType, time: p.now }, () =>

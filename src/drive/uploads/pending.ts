@@ -5,14 +5,38 @@ import { randomHex, sha256Hex } from '../../lib/crypto.js';
 // Pending chunked uploads (fup_file_uploads). The token is the upload's only name on the wire; the row
 // keeps its SHA-256. Appends are serialised by a lease on the row rather than a transaction held open
 // while bytes stream in: a chunk takes the lease, writes its bytes, and records them under the lease.
+// A lease is short and renewed while its chunk is being received, and it names the process holding it
+// (`{node}.{boot}.{random}`): a node that died mid-chunk leaves a lease that lapses within seconds, and
+// the same node started again takes its earlier boot's leases over at once.
 
 /** An upload with no activity this long is expired (refused, then purged by a task). */
 export const UPLOAD_IDLE_SECONDS = 24 * 3600;
 /**
- * A chunk's lease. Longer than the stall cut-off (60 s), so a lease never lapses under a chunk that is
- * still being written: only a node that died mid-chunk leaves one to expire.
+ * A chunk's lease. The process receiving the chunk renews it every CHUNK_LEASE_RENEW_MS for as long as
+ * the request lasts (at most the 60 s stall cut-off), so only a process that is gone lets it lapse.
  */
-export const CHUNK_LEASE_SECONDS = 90;
+export const CHUNK_LEASE_SECONDS = 10;
+export const CHUNK_LEASE_RENEW_MS = 2_500;
+
+/** Who takes leases: this node (its DATA_DIR, stable across restarts) and this boot of it (one process). */
+export interface LeaseHolder {
+  node: string;
+  boot: string;
+  /** Whether another boot of this node is gone (its process no longer runs). */
+  isDeadBoot(boot: string): boolean;
+}
+
+const HOLDER_PART_RE = /^[0-9a-f]{16}$/;
+
+/**
+ * The lease of a process that is gone: one that an earlier boot of this node holds (a kill -9 or a crash
+ * mid-chunk, then a restart). Null for anyone else's lease, which is waited out.
+ */
+export function deadLease(upload: Pick<PendingUpload, 'leaseToken'>, holder: LeaseHolder): string | null {
+  const [node, boot] = (upload.leaseToken ?? '').split('.');
+  if (node !== holder.node || boot === undefined || boot === holder.boot || !holder.isDeadBoot(boot)) return null;
+  return upload.leaseToken;
+}
 
 export interface PendingUpload {
   id: number;
@@ -30,6 +54,14 @@ export interface PendingUpload {
   receivedBytes: number;
   receivedSha256: string | null;
   partName: string;
+  /** Into a sealed folder: the upload's public key; its chunks are sealed to it as they arrive. */
+  sealPublicKey: string | null;
+  /** The upload's secret key, sealed to the owner's vault. */
+  sealedKey: string | null;
+  /** The chunk lease (`{node}.{boot}.{random}`), null when no chunk is in progress. */
+  leaseToken: string | null;
+  /** Until when a chunk's lease holds (null: no chunk in progress). */
+  leaseUntil: Date | null;
   updateTime: Date;
 }
 
@@ -60,6 +92,10 @@ function pendingUpload(row: UploadRow): PendingUpload {
     receivedBytes: Number(row.fup_received_bytes),
     receivedSha256: trimmed(row.fup_received_sha256),
     partName: row.fup_part_name,
+    sealPublicKey: row.fup_seal_public_key,
+    sealedKey: row.fup_sealed_key,
+    leaseToken: row.fup_lease_token,
+    leaseUntil: row.fup_lease_token === null ? null : row.fup_lease_until,
     updateTime: row.fup_update_time,
   };
 }
@@ -80,6 +116,8 @@ export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mim
   now: Date;
   /** Seals the name for this upload (its part name is the associated data); fup_name then stays null. */
   sealName?: (partName: string) => string;
+  /** Makes the upload's keypair (its chunks are sealed on receipt): the public key and the sealed secret. */
+  sealKeys?: (partName: string) => { publicKey: string; sealedKey: string };
 };
 
 /** Opens an upload; returns its token (shown once) and when it expires if left idle. */
@@ -87,6 +125,7 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
   const token = randomHex(32);
   const partName = `${randomHex(16)}.part`;
   const sealedName = u.sealName && u.name !== null ? u.sealName(partName) : null;
+  const keys = u.sealKeys ? u.sealKeys(partName) : null;
   await db
     .insertInto('fup_file_uploads')
     .values({
@@ -103,6 +142,8 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
       // A zero-byte upload has all its bytes from the start.
       fup_received_sha256: u.expectedBytes === 0 ? sha256Hex('') : null,
       fup_part_name: partName,
+      fup_seal_public_key: keys?.publicKey ?? null,
+      fup_sealed_key: keys?.sealedKey ?? null,
       fup_create_time: u.now,
       fup_update_time: u.now,
     })
@@ -112,22 +153,54 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
 
 /**
  * Takes the chunk lease of `userId`'s live (unexpired) upload that the token names, in one statement (a
- * chunk's first database round trip, on every chunk). Null when there is no such upload, or another chunk
- * holds its lease: findUpload then tells which.
+ * chunk's first database round trip, on every chunk). A lease is free when none is held, when it lapsed,
+ * or when it is exactly `takeOver` (a dead process's lease: deadLease). Null when there is no such
+ * upload, or another chunk holds its lease: findUpload then tells which.
  */
-export async function leaseUpload(db: Kysely<DB>, token: string, userId: number, now: Date): Promise<{ upload: PendingUpload; lease: string } | null> {
+export async function leaseUpload(
+  db: Kysely<DB>,
+  token: string,
+  userId: number,
+  holder: LeaseHolder,
+  now: Date,
+  takeOver: string | null = null,
+): Promise<{ upload: PendingUpload; lease: string } | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const lease = randomHex(16);
+  if (!HOLDER_PART_RE.test(holder.node) || !HOLDER_PART_RE.test(holder.boot)) throw new Error('not a lease holder');
+  const lease = `${holder.node}.${holder.boot}.${randomHex(8)}`;
   const row = await db
     .updateTable('fup_file_uploads')
     .set({ fup_lease_token: lease, fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
     .where('fup_token_hash', '=', sha256Hex(token))
     .where('fup_usr_user_id', '=', userId)
     .where('fup_update_time', '>', new Date(now.getTime() - UPLOAD_IDLE_SECONDS * 1000))
-    .where((eb) => eb.or([eb('fup_lease_token', 'is', null), eb('fup_lease_until', '<', now)]))
+    .where((eb) =>
+      eb.or([
+        eb('fup_lease_token', 'is', null),
+        eb('fup_lease_until', '<', now),
+        ...(takeOver !== null ? [eb('fup_lease_token', '=', takeOver)] : []),
+      ]),
+    )
     .returningAll()
     .executeTakeFirst();
   return row ? { upload: pendingUpload(row), lease } : null;
+}
+
+/** Extends a held lease by CHUNK_LEASE_SECONDS from now; false when it is no longer held. */
+export async function renewLease(db: Kysely<DB>, uploadId: number, lease: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('fup_file_uploads')
+    .set({ fup_lease_until: new Date(now.getTime() + CHUNK_LEASE_SECONDS * 1000) })
+    .where('fup_file_upload_id', '=', uploadId)
+    .where('fup_lease_token', '=', lease)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Whole seconds until a held lease lapses (at least 1): how long a refused chunk should wait. */
+export function leaseRetryAfter(upload: Pick<PendingUpload, 'leaseUntil'>, now: Date): number {
+  if (upload.leaseUntil === null) return 1;
+  return Math.max(1, Math.ceil((upload.leaseUntil.getTime() - now.getTime()) / 1000));
 }
 
 export async function releaseLease(db: Kysely<DB>, uploadId: number, lease: string): Promise<void> {

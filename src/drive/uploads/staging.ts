@@ -5,23 +5,27 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { s3ClientFor, type S3BlobStoreOptions } from '../blobs/s3.js';
+import { plainLayout, type Held, type PartLayout } from './parts.js';
 
 /**
  * A pending upload's chunks where every node can read them. Part files live on one node's disk; behind a
  * load balancer the next chunk (or the completion) may reach another node, which then fetches the chunks
- * it lacks from here. Each chunk is one object, `uploads/<part name>/<start offset>`, written before
- * received_bytes is recorded, so every recorded byte is staged.
+ * it lacks from here. Each chunk is one object, `uploads/<part name>/<plaintext start offset>`, holding the
+ * bytes the part file stores for it (a sealed upload's encrypted record), written before received_bytes
+ * is recorded, so every recorded byte is staged.
  */
 export interface PartStaging {
-  /** Stages bytes [start, start + length) of the local part file. */
-  stage(partName: string, file: string, start: number, length: number): Promise<void>;
+  /** Stages the chunk from plaintext offset `plainStart`: the part file's stored bytes [storedStart, storedStart + storedLength). */
+  stage(partName: string, file: string, chunk: { plainStart: number; storedStart: number; storedLength: number }): Promise<void>;
   /**
-   * Extends the local part file (now `from` bytes long) with staged chunks, in order, up to `upTo` bytes;
-   * resolves with its new length (short of `upTo` when a chunk is missing).
+   * Extends the local part file (now holding `from`) with staged chunks, in order, up to `upTo` plaintext
+   * bytes; resolves with what it then holds (short of `upTo` when a chunk is missing or not whole).
    */
-  restore(partName: string, file: string, from: number, upTo: number): Promise<number>;
+  restore(partName: string, file: string, from: Held, upTo: number, layout?: PartLayout): Promise<Held>;
   /** Removes every staged chunk of the upload. */
   remove(partName: string): Promise<void>;
+  /** The parts with staged chunks whose newest chunk was staged before `before`. */
+  staleParts(before: Date): Promise<string[]>;
 }
 
 const OFFSET_DIGITS = 16;
@@ -41,8 +45,9 @@ export class S3PartStaging implements PartStaging {
     return `uploads/${partName}/`;
   }
 
-  async stage(partName: string, file: string, start: number, length: number): Promise<void> {
-    const key = `${this.prefix(partName)}${String(start).padStart(OFFSET_DIGITS, '0')}`;
+  async stage(partName: string, file: string, chunk: { plainStart: number; storedStart: number; storedLength: number }): Promise<void> {
+    const { plainStart, storedStart: start, storedLength: length } = chunk;
+    const key = `${this.prefix(partName)}${String(plainStart).padStart(OFFSET_DIGITS, '0')}`;
     const body = length === 0 ? Buffer.alloc(0) : createReadStream(file, { start, end: start + length - 1 });
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: length }));
   }
@@ -61,27 +66,48 @@ export class S3PartStaging implements PartStaging {
     return out;
   }
 
-  async restore(partName: string, file: string, from: number, upTo: number): Promise<number> {
-    if (from >= upTo) return from;
+  async restore(partName: string, file: string, from: Held, upTo: number, layout: PartLayout = plainLayout): Promise<Held> {
+    if (from.plain >= upTo) return from;
     const chunks = await this.staged(partName);
     await mkdir(path.dirname(file), { recursive: true });
     await (await open(file, 'a')).close();
-    await truncate(file, from);
-    let offset = from;
-    while (offset < upTo) {
-      const chunk = chunks.get(offset);
+    await truncate(file, from.stored);
+    const at: Held = { ...from };
+    while (at.plain < upTo) {
+      const chunk = chunks.get(at.plain);
       if (!chunk || chunk.size === 0) break;
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: chunk.key }));
       if (!(got.Body instanceof Readable)) throw new Error('the S3 client returned no stream');
       try {
-        await pipeline(got.Body, createWriteStream(file, { flags: 'r+', start: offset }));
+        await pipeline(got.Body, createWriteStream(file, { flags: 'r+', start: at.stored }));
       } catch (e) {
-        await truncate(file, offset).catch(() => {});
+        await truncate(file, at.stored).catch(() => {});
         throw e;
       }
-      offset += chunk.size;
+      const plain = await layout.plainLength(file, at.stored, chunk.size, at.plain);
+      if (plain === null || plain === 0 || at.plain + plain > upTo) {
+        await truncate(file, at.stored);
+        break;
+      }
+      at.plain += plain;
+      at.stored += chunk.size;
     }
-    return offset;
+    return at;
+  }
+
+  async staleParts(before: Date): Promise<string[]> {
+    const newest = new Map<string, number>();
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: 'uploads/', ContinuationToken: token }));
+      for (const o of page.Contents ?? []) {
+        const part = o.Key!.slice('uploads/'.length).split('/')[0]!;
+        const time = o.LastModified?.getTime() ?? 0;
+        newest.set(part, Math.max(newest.get(part) ?? 0, time));
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return [...newest].filter(([, time]) => time < before.getTime()).map(([part]) => part);
   }
 
   async remove(partName: string): Promise<void> {

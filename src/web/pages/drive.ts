@@ -345,6 +345,7 @@ ${mayUpload ? html`<label class="upload-label" for="upload-input">${sealedHere ?
 </div>`
   : ''}
 <div class="card" id="upload-panel" hidden><p><strong id="upload-name"></strong></p><progress id="upload-progress" value="0" max="1"></progress><p class="help" id="upload-text" role="status"></p></div>
+<div class="card" id="resume-panel" hidden><p><strong>Interrupted uploads</strong></p><ul id="resume-list"></ul></div>
 ${view === 'trash' ? html`<p class="help">Trashed files still count toward your storage until you delete them forever.</p>` : ''}
 <div class="card"><table class="stack" id="drive-items"><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th><th><span class="help">Actions</span></th></tr></thead>
 <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="4" id="drive-empty">${empty}</td></tr>`}</tbody></table>

@@ -1,15 +1,23 @@
 // Drive page: every change goes through the shared serviceApi client (the drive_* actions), and uploads
 // through the chunk endpoints (PUT /api/v1/drive_upload/{token} with Content-Range). A chunk that fails
 // (a dropped connection, a lost answer) is recovered by asking the server how much it holds
-// (GET /api/v1/drive_upload/{token} -> received_bytes) and continuing from there. After a change the page
-// reloads, so the listing is always the server's.
+// (GET /api/v1/drive_upload/{token} -> received_bytes) and continuing from there; a 409 chunk_in_progress
+// (a chunk of it still held elsewhere, e.g. by a server that went away) is waited out for as long as the
+// server says (retry_after). An upload under way is kept in sessionStorage (its token and Idempotency-Key),
+// so after a reload the page offers to continue it from the server's offset once the member picks the
+// same file again; completion carries the Idempotency-Key, so a lost answer is asked again safely. After a
+// change the page reloads, so the listing is always the server's.
 document.addEventListener('DOMContentLoaded', function () {
   'use strict';
   var root = document.getElementById('drive');
   if (!root) return;
   var folderId = root.getAttribute('data-folder-id') ? Number(root.getAttribute('data-folder-id')) : null;
   var result = document.getElementById('result');
-  var MAX_ATTEMPTS = 6;
+  // Connection failures in a row before an upload gives up (backoff up to 8 s: about a minute in all,
+  // enough for a server to restart).
+  var MAX_ATTEMPTS = 12;
+  // The longest the page waits, in all, for other requests of one upload to let go (chunk_in_progress).
+  var MAX_WAIT_SECONDS = 600;
 
   function say(message) {
     result.textContent = message || '';
@@ -113,6 +121,33 @@ document.addEventListener('DOMContentLoaded', function () {
     return '/api/v1/drive_upload/' + encodeURIComponent(token);
   }
 
+  // Uploads under way in this tab, kept across a reload: [{token, name, size, type, lastModified, into,
+  // chunk, key}]. key is the completion's Idempotency-Key.
+  var STORE_KEY = 'gatehouse.drive.uploads';
+  function pendingUploads() {
+    try {
+      var list = JSON.parse(window.sessionStorage.getItem(STORE_KEY) || '[]');
+      return Array.isArray(list) ? list : [];
+    } catch (e) {
+      return [];
+    }
+  }
+  function savePending(list) {
+    try { window.sessionStorage.setItem(STORE_KEY, JSON.stringify(list)); } catch (e) { /* storage full or off: no resume */ }
+  }
+  function remember(entry) {
+    savePending(pendingUploads().filter(function (e) { return e.token !== entry.token; }).concat([entry]));
+  }
+  function forget(token) {
+    savePending(pendingUploads().filter(function (e) { return e.token !== token; }));
+  }
+  function newKey() {
+    if (window.crypto && window.crypto.randomUUID) return window.crypto.randomUUID();
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+
   // One chunk [start, end) as a PUT; resolves with the server's received_bytes.
   function putChunk(token, file, start, end) {
     return new Promise(function (resolve, reject) {
@@ -133,6 +168,7 @@ document.addEventListener('DOMContentLoaded', function () {
         var err = new Error((body && body.error) || 'Upload failed with status ' + xhr.status);
         err.status = xhr.status;
         err.data = (body && body.data) || {};
+        err.retryAfter = Number(xhr.getResponseHeader('retry-after')) || 0;
         reject(err);
       };
       xhr.onerror = function () { reject(new Error('The connection was lost')); };
@@ -158,31 +194,79 @@ document.addEventListener('DOMContentLoaded', function () {
     return new Promise(function (resolve) { setTimeout(resolve, ms); });
   }
 
+  // Seconds the server asked us to wait (data.retry_after, data.retry_after_seconds or Retry-After).
+  function serverWait(err) {
+    var data = err.data || {};
+    var s = Number(data.retry_after) || Number(data.retry_after_seconds) || Number(err.retryAfter) || 1;
+    return Math.min(Math.max(s, 1), 120);
+  }
+
   // Sends every chunk from `offset`; a failure asks the server where it stands and goes on from there.
-  function sendFrom(token, file, chunk, offset, attempts) {
+  function sendFrom(token, file, chunk, offset, attempts, waited) {
+    waited = waited || 0;
     if (offset >= file.size) return Promise.resolve();
     var end = Math.min(offset + chunk, file.size);
     return putChunk(token, file, offset, end).then(function (got) {
-      return sendFrom(token, file, chunk, got, 0);
+      return sendFrom(token, file, chunk, got, 0, waited);
     }, function (err) {
+      // 409 chunk_in_progress: another request of this upload still holds it (one cut off mid-chunk, on a
+      // server that may have gone away): wait as long as the server says, then go on from where it stands.
+      if (err.status === 409 && err.data.reason === 'chunk_in_progress' && waited < MAX_WAIT_SECONDS) {
+        var secs = serverWait(err);
+        barText.textContent = 'Waiting ' + secs + ' s for the server to let go of an earlier request…';
+        var from = typeof err.data.received_bytes === 'number' ? err.data.received_bytes : offset;
+        return wait(secs * 1000).then(function () { return sendFrom(token, file, chunk, from, attempts, waited + secs); });
+      }
       if (attempts + 1 >= MAX_ATTEMPTS) throw err;
-      // 409: the server holds a different amount than we sent from (an answer that never arrived), or
-      // another request of this upload is still running; it says how much it holds.
+      // 409: the server holds a different amount than we sent from (an answer that never arrived); it says
+      // how much it holds.
       if (err.status === 409 && typeof err.data.received_bytes === 'number') {
-        var pause = err.data.reason === 'chunk_in_progress' ? 500 * (attempts + 1) : 0;
-        return wait(pause).then(function () { return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1); });
+        return sendFrom(token, file, chunk, err.data.received_bytes, attempts + 1, waited);
       }
       // 408: the chunk stalled and was discarded; anything else below 500 (but 429) will not get better.
       if (err.status && err.status !== 408 && err.status !== 429 && err.status < 500) throw err;
       barText.textContent = 'Connection lost; resuming…';
-      return wait(Math.min(8000, 250 * Math.pow(2, attempts))).then(function () {
+      var pause = err.status === 429 ? serverWait(err) * 1000 : Math.min(8000, 250 * Math.pow(2, attempts));
+      return wait(pause).then(function () {
         return receivedBytes(token);
       }).then(function (got) {
-        return sendFrom(token, file, chunk, got, attempts + 1);
+        return sendFrom(token, file, chunk, got, attempts + 1, waited);
       }, function (statusErr) {
         if (statusErr.status === 404) throw statusErr;
-        return sendFrom(token, file, chunk, offset, attempts + 1);
+        return sendFrom(token, file, chunk, offset, attempts + 1, waited);
       });
+    });
+  }
+
+  // Completes with the upload's Idempotency-Key: a lost answer, a server going away or the first request
+  // still running (409) is asked again with the same key, which answers what the first one did.
+  function complete(entry, attempts) {
+    attempts = attempts || 0;
+    return window.serviceApi.post('drive_upload_complete', { upload_token: entry.token }, { headers: { 'idempotency-key': entry.key } }).catch(function (err) {
+      var data = err.data || {};
+      var running = err.status === 409 && (data.in_progress === true || data.reason === 'idempotency_key_reused');
+      var lost = !err.status || err.status >= 500 || err.status === 429;
+      if ((!running && !lost) || attempts + 1 >= MAX_ATTEMPTS) throw err;
+      barText.textContent = 'Finishing…';
+      var pause = running || err.status === 429 ? serverWait(err) * 1000 : Math.min(8000, 250 * Math.pow(2, attempts));
+      return wait(pause).then(function () { return complete(entry, attempts + 1); });
+    });
+  }
+
+  // Sends the rest of a remembered upload from `offset` and completes it; forgets it once it is done or gone.
+  function finish(entry, file, offset) {
+    panel.hidden = false;
+    document.getElementById('upload-name').textContent = file.name;
+    progress(offset, file.size);
+    return sendFrom(entry.token, file, entry.chunk, offset, 0).then(function () {
+      return complete(entry);
+    }).then(function (done) {
+      forget(entry.token);
+      progress(file.size, file.size);
+      return done;
+    }, function (err) {
+      if (err && err.status === 404) forget(entry.token);
+      throw err;
     });
   }
 
@@ -210,9 +294,18 @@ document.addEventListener('DOMContentLoaded', function () {
       return window.serviceApi.post('drive_upload_init', init);
     }).then(function (started) {
       if (started.deduped) return started;
-      return sendFrom(started.upload_token, file, started.chunk_bytes, 0, 0).then(function () {
-        return window.serviceApi.post('drive_upload_complete', { upload_token: started.upload_token });
-      });
+      var entry = {
+        token: started.upload_token,
+        name: file.name,
+        size: file.size,
+        type: file.type || '',
+        lastModified: file.lastModified || 0,
+        into: into,
+        chunk: started.chunk_bytes,
+        key: newKey(),
+      };
+      remember(entry);
+      return finish(entry, file, 0);
     }).then(function () {
       progress(file.size, file.size);
     });
@@ -233,6 +326,58 @@ document.addEventListener('DOMContentLoaded', function () {
         input.disabled = false;
         input.value = '';
         fail(err);
+      });
+    });
+  }
+
+  // After a reload: every upload this tab had under way is offered again, from the server's offset; the
+  // page cannot read the file again by itself, so the member picks it (the same name and size) once more.
+  var resumePanel = document.getElementById('resume-panel');
+  var resumeList = document.getElementById('resume-list');
+  function offerResume(entry, got) {
+    var pct = entry.size ? Math.floor((got / entry.size) * 100) : 100;
+    var picker = el('input', { type: 'file', class: 'resume-input', 'aria-label': 'Choose ' + entry.name + ' again to continue' });
+    var discard = el('button', { type: 'button', class: 'secondary resume-discard', text: 'Discard' });
+    var item = el('li', { 'data-token': entry.token }, [
+      el('span', { class: 'resume-text', text: entry.name + ' stopped at ' + pct + '% (' + formatBytes(got) + ' of ' + formatBytes(entry.size) + '). Choose the same file to continue: ' }),
+      picker,
+      discard,
+    ]);
+    picker.addEventListener('change', function () {
+      var file = picker.files && picker.files[0];
+      if (!file) return;
+      if (file.size !== entry.size || file.name !== entry.name) {
+        picker.value = '';
+        say('That is not the same file: choose ' + entry.name + ' (' + formatBytes(entry.size) + ').');
+        return;
+      }
+      say('');
+      picker.disabled = true;
+      receivedBytes(entry.token).then(function (now) {
+        return finish(entry, file, now);
+      }).then(function () {
+        reloadWith('uploaded');
+      }, function (err) {
+        picker.disabled = false;
+        picker.value = '';
+        fail(err);
+      });
+    });
+    discard.addEventListener('click', function () {
+      forget(entry.token);
+      item.remove();
+      if (!resumeList.children.length) resumePanel.hidden = true;
+    });
+    resumeList.appendChild(item);
+    resumePanel.hidden = false;
+  }
+  if (resumePanel && resumeList) {
+    pendingUploads().forEach(function (entry) {
+      receivedBytes(entry.token).then(function (got) {
+        offerResume(entry, got);
+      }, function (err) {
+        // Completed, expired or not ours any more: nothing to continue.
+        if (err.status === 404) forget(entry.token);
       });
     });
   }

@@ -1,6 +1,7 @@
 // serviceApi: the one client transport for page scripts.
-//   serviceApi.post(actionName, body) -> Promise of the envelope's data; rejects with an Error carrying
-//   status, errorType (the contract's errortype), data and validationErrors.
+//   serviceApi.post(actionName, body, options) -> Promise of the envelope's data; rejects with an Error
+//   carrying status, errorType (the contract's errortype), data and validationErrors. options.headers
+//   adds request headers (e.g. an Idempotency-Key).
 //   serviceApi.csrf() -> the session-wide CSRF token.
 // Names may be an action ('register'), a plugin action ('mailbox/send') or a full endpoint URL/path.
 // On a 403 AuthenticationError it re-reads the mirror cookie and, if the token changed, retries once.
@@ -28,11 +29,13 @@
     return '/api/v1/action/' + name.split('/').map(encodeURIComponent).join('/');
   }
 
-  function send(url, body) {
+  function send(url, body, extra) {
+    var headers = { 'content-type': 'application/json', accept: 'application/json', 'x-service-csrf': token };
+    Object.keys(extra || {}).forEach(function (k) { headers[k] = extra[k]; });
     return fetch(url, {
       method: 'POST',
       credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-service-csrf': token },
+      headers: headers,
       body: JSON.stringify(body === undefined ? {} : body),
     }).then(function (res) {
       return res.text().then(function (text) {
@@ -52,15 +55,16 @@
     return err;
   }
 
-  function post(name, body) {
+  function post(name, body, options) {
     var url = endpoint(name);
-    return send(url, body).then(function (first) {
+    var extra = (options && options.headers) || null;
+    return send(url, body, extra).then(function (first) {
       var stale = first.res.status === 403 && first.envelope && first.envelope.errortype === 'AuthenticationError';
       if (stale) {
         var fresh = readCookie('service_api_csrf');
         if (fresh && fresh !== token) {
           token = fresh;
-          return send(url, body);
+          return send(url, body, extra);
         }
       }
       return first;
