@@ -155,6 +155,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     recordFailedAuth: () => buckets.failedAuth.record(request.ip),
     web,
     log: request.log,
+    storeDeps: services.store.deps,
   });
   // An answer holding sealed content is kept for replay only sealed (DESIGN 10).
   const storedCopy = (trx: typeof db, result: ActionResult, t: string) =>
