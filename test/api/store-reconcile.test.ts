@@ -235,6 +235,37 @@ describe('reconciliation: selection and order of events', () => {
     expect(await changeRows(t, f.userId)).toHaveLength(rows);
   });
 
+  it('a renewal delivered while the provider is being read is not applied a second time', async () => {
+    const f = await subscriber(card);
+    await card.set(f, 'active', at(60));
+    t.clock.set(new Date(at(31).getTime() + 3600_000));
+    const deps = t.services.store.deps;
+    const original = deps.cardProcessor;
+    // The provider's renewal event arrives between our read of the subscription and the repair.
+    deps.cardProcessor = (settings) => {
+      const client = original(settings);
+      return {
+        ...client,
+        getSubscription: async (id: string) => {
+          const read = await client.getSubscription(id);
+          await ok(cardDriver.renewal(t, { ...f, at: at(30), periodEnd: at(60) }), 'card_processor');
+          return read;
+        },
+      };
+    };
+    try {
+      const run = await reconcile({ userId: f.userId });
+      expect(run.drift).toEqual([expect.objectContaining({ order_item_id: f.itemId, action: 'renewed' })]);
+      expect(run.applied).toBe(0);
+    } finally {
+      deps.cardProcessor = original;
+    }
+    const renewals = (await changeRows(t, f.userId)).filter((r) => r.cht_change_reason === 'renewal');
+    expect(renewals).toHaveLength(1);
+    expect(JSON.parse(renewals[0]!.cht_metadata!).how).toBeUndefined();
+    expect(await itemFor(t, 'card_processor', f.ref)).toMatchObject({ odi_subscription_status: 'active', odi_subscription_period_end: at(60) });
+  });
+
   it('an expired subscription is read again for a while: a renewal that was lost after it ended gives the tier back', async () => {
     const f = await subscriber(card);
     await card.set(f, 'expired', f.periodEnd);
