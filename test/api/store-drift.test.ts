@@ -100,6 +100,8 @@ describe('store_resync and the admin member page', () => {
     const staffUser = await t.createUser({ permission: 5 });
     const web = await signIn(t, staffUser.email, staffUser.password);
 
+    // Reached from the tier's members screen.
+    expect((await web.get(`/admin/tiers/${silver.tierId}/members`)).body).toContain(`<a href="/admin/members/${m.userId}">`);
     const page = await web.get(`/admin/members/${m.userId}`);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('id="resync"');
