@@ -9,7 +9,7 @@ import { purgeDriveUploadsTask } from './purge-drive-uploads.js';
 import { reconcileDriveUsageTask } from './reconcile-drive-usage.js';
 import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
-import { storeReconcileTask } from './store-reconcile.js';
+import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from './subscription-period-end.js';
 import type { TaskDefinition } from './scheduler.js';
 

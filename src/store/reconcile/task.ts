@@ -1,9 +1,9 @@
-import type { Settings } from '../settings/store.js';
-import type { StoreSystem } from '../store/index.js';
-import { RECONCILE_TASK_NAME } from '../store/reconcile/drift.js';
-import { reconcileSubscriptions } from '../store/reconcile/reconcile.js';
-import { TierMembershipService } from '../tiers/membership.js';
-import type { TaskDefinition } from './scheduler.js';
+import type { Settings } from '../../settings/store.js';
+import type { TaskDefinition } from '../../tasks/scheduler.js';
+import { TierMembershipService } from '../../tiers/membership.js';
+import type { StoreSystem } from '../index.js';
+import { RECONCILE_TASK_NAME } from './drift.js';
+import { reconcileSubscriptions } from './reconcile.js';
 
 /**
  * Every store_reconcile_hours (0: off) reads each live or recently ended subscription from its provider
