@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileSubscriptions } from '../../src/store/reconcile/reconcile.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { signIn } from '../helpers/browser-session.js';
 import { androidDriver } from '../helpers/providers/android-driver.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
+import { makeAppleChain } from '../helpers/providers/apple-signer.js';
 import { FakeAppStoreApi, makeInAppKey } from '../helpers/providers/fake-app-store-api.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
 import { IOS_BUNDLE_ID, iosDriver } from '../helpers/providers/ios-driver.js';
@@ -283,5 +283,50 @@ describe('reconciliation: selection and order of events', () => {
     t.clock.set(new Date(at(61).getTime() + 36 * DAY));
     await t.services.db.updateTable('odi_order_items').set({ odi_subscription_status: 'expired' }).where('odi_order_item_id', '=', f.itemId).execute();
     expect((await reconcile({ userId: f.userId })).checked).toBe(0);
+  });
+});
+
+describe('reconciliation: the App Store Server API', () => {
+  const iosSource = SOURCES[2]!;
+
+  it('is asked with a bearer token signed by the in-app key; a refund (revoked) removes the tier', async () => {
+    const f = await subscriber(iosSource);
+    appStore.set(f.ref, {
+      status: 5,
+      transaction: { productId: f.providerProductId, expiresDate: f.periodEnd.getTime(), revocationDate: at(5).getTime(), revocationReason: 0 },
+      renewal: { productId: f.providerProductId, autoRenewStatus: 0 },
+    });
+    t.clock.set(at(6));
+    const calls = appStore.calls.length;
+    const run = await reconcile({ userId: f.userId });
+    expect(run.drift).toEqual([expect.objectContaining({ order_item_id: f.itemId, action: 'refunded', provider: expect.objectContaining({ status: 'refunded' }) })]);
+    expect(run.applied).toBe(1);
+    expect(await tierOf(f.userId)).toBeNull();
+    expect(await itemFor(t, 'ios_store', f.ref)).toMatchObject({ odi_subscription_status: 'refunded' });
+    const call = appStore.calls.slice(calls).find((c) => c.path === `/inApps/v1/subscriptions/${f.ref}`)!;
+    const [header, claims] = String(call.headers.authorization).slice(7).split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString('utf8')));
+    expect(header).toMatchObject({ alg: 'ES256', kid: inAppKey.keyId });
+    expect(claims).toMatchObject({ iss: inAppKey.issuerId, aud: 'appstoreconnect-v1', bid: IOS_BUNDLE_ID });
+  });
+
+  it('an answer the App Store did not sign, or a key it refuses, changes nothing', async () => {
+    const f = await subscriber(iosSource);
+    await iosSource.set(f, 'expired', f.periodEnd);
+    t.clock.set(new Date(at(31).getTime() + 3600_000));
+    const trusted = appStore.chain;
+    appStore.chain = makeAppleChain();
+    try {
+      expect(await reconcile({ userId: f.userId })).toEqual({ checked: 0, drift: [], applied: 0, unreachable: [{ order_item_id: f.itemId, source: 'ios_store', error: expect.any(String) }], dry_run: false });
+    } finally {
+      appStore.chain = trusted;
+    }
+    await t.services.settings.set('ios_store_api_key_id', 'OTHERKEY99');
+    try {
+      expect((await reconcile({ userId: f.userId })).unreachable).toEqual([{ order_item_id: f.itemId, source: 'ios_store', error: expect.any(String) }]);
+    } finally {
+      await t.services.settings.set('ios_store_api_key_id', inAppKey.keyId);
+    }
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+    expect(await itemFor(t, 'ios_store', f.ref)).toMatchObject({ odi_subscription_status: 'active' });
   });
 });

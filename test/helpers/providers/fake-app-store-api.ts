@@ -27,17 +27,15 @@ export function makeInAppKey(): { keyId: string; issuerId: string; privateKeyPem
  */
 export class FakeAppStoreApi extends FakeServer {
   readonly subscriptions = new Map<string, AppStoreSubscriptionState>();
-  /** Answers 503 to every request while true (the API is down). */
-  down = false;
 
   constructor(
-    private readonly chain: AppleChain,
+    /** The chain the answers' transactions and renewal info are signed with. */
+    public chain: AppleChain,
     private readonly key: { keyId: string; issuerId: string; publicKey: KeyObject },
     private readonly bundleId: string,
   ) {
     super();
     this.route('GET /inApps/v1/subscriptions/:id', (req) => {
-      if (this.down) return { status: 503, json: { errorCode: 5000000, errorMessage: 'An unknown error occurred.' } };
       if (!this.authorized(req.headers.authorization)) return { status: 401, text: '' };
       const id = req.params.id!;
       const sub = [...this.subscriptions.values()].find((s) => s.transaction.originalTransactionId === id || s.transaction.transactionId === id);
