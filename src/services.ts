@@ -120,7 +120,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const webSessions = new WebSessions(db, clock, settings);
   const requestLog = new RequestLog((table, columns, text) => opts.database.copyRows(table, columns, text));
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
-  const scheduler = new Scheduler(db, clock, [...allTasks(partial), ...pluginTasks(plugged, { ...partial, tiers })]);
+  const store = new StoreSystem(db, settings, clock);
+  const scheduler = new Scheduler(db, clock, [...allTasks({ ...partial, store }), ...pluginTasks(plugged, { ...partial, tiers })]);
   const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
   const forgetResealers = plugged.flatMap((p) => (p.contentResealer ? [registerContentResealer(p.contentResealer)] : []));
   const changes = opts.readCaches === false ? undefined : opts.database.changes;
@@ -134,7 +135,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     ...partial,
     scheduler,
     tiers,
-    store: new StoreSystem(db, settings, clock),
+    store,
     keyRows: caches.keyRows,
     caches,
     vaultWindows: new VaultWindows(vaultWindowStore, clock),

@@ -4,6 +4,7 @@ import type { VaultWindow } from '../accounts/vault/window.js';
 import type { Principal, PrincipalUser } from '../http/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
+import type { StoreDeps } from '../store/deps.js';
 import type { AuthContract } from './auth-contract.js';
 import type { FormDefinition } from './form.js';
 import type { InputOf, InputSchema } from './input.js';
@@ -43,6 +44,8 @@ export interface ActionContext<I = Record<string, unknown>> {
   web: WebContext | null;
   /** The request's logger (never given secrets or bodies). */
   log: ActionLog;
+  /** What the store reaches outside the process for (provider clients and their test seams). */
+  storeDeps: StoreDeps;
 }
 
 export interface ActionLog {

@@ -15,6 +15,7 @@ import changeTier from './store/change_tier.js';
 import ordersRecurringAction from './store/orders_recurring_action.js';
 import subscriptionSummary from './store/subscription_summary.js';
 import storeAccountTokenAction from './store/store_account_token.js';
+import storeResync from './store/store_resync.js';
 import eventRegister from './events/event_register.js';
 import eventSessions from './events/event_sessions.js';
 import eventSessionsCourse from './events/event_sessions_course.js';
@@ -50,6 +51,7 @@ export const coreActions: Action[] = [
   ordersRecurringAction,
   changeTier,
   storeAccountTokenAction,
+  storeResync,
   ...driveManageActions,
   ...driveUploadActions,
   ...passkeyActions,

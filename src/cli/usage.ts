@@ -12,7 +12,7 @@ export const USAGE = {
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
   backup: ['gatehouse backup create', 'gatehouse backup restore FILE'],
-  store: ['gatehouse store unresolved', 'gatehouse store replay --event-id ID [--source SOURCE]'],
+  store: ['gatehouse store unresolved', 'gatehouse store replay --event-id ID [--source SOURCE]', 'gatehouse store reconcile [--user-id N] [--source SOURCE] [--dry-run]'],
 } as const;
 
 /** The usage of a group as one message: `usage: first\n       second`. */

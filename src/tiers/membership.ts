@@ -52,11 +52,18 @@ export class TierMembershipService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    /** Added to the metadata of every grant and removal row it records (e.g. how: 'reconcile'). */
+    private readonly note: Readonly<Record<string, unknown>> = {},
   ) {}
 
   /** The same service, working inside the caller's transaction. */
   within(trx: Kysely<DB>): TierMembershipService {
-    return new TierMembershipService(trx, this.clock);
+    return new TierMembershipService(trx, this.clock, this.note);
+  }
+
+  /** The same service, whose grant and removal rows also carry `note` in their metadata. */
+  noting(note: Record<string, unknown>): TierMembershipService {
+    return new TierMembershipService(this.db, this.clock, { ...this.note, ...note });
   }
 
   /**
@@ -82,7 +89,7 @@ export class TierMembershipService {
       const current = await this.currentMembership(trx, userId);
       const target = await this.readTier(trx, p.tierId);
       const base = { userId, reference, changedBy: null, at: now };
-      const meta = (extra: Record<string, unknown>) => ({ source, event, product_id: p.productId, ...extra });
+      const meta = (extra: Record<string, unknown>) => ({ source, event, product_id: p.productId, ...extra, ...this.note });
 
       if (!target || !isLive(target)) {
         await recordTierChange(trx, {
@@ -179,7 +186,7 @@ export class TierMembershipService {
           oldTierId: m.sbt_subscription_tier_id,
           newTierId: null,
           reason,
-          metadata: { ...(opts.source ? { source: opts.source } : {}), event: reason, old_tier: m.sbt_name, new_tier: null, old_level: m.sbt_tier_level, new_level: null },
+          metadata: { ...(opts.source ? { source: opts.source } : {}), event: reason, old_tier: m.sbt_name, new_tier: null, old_level: m.sbt_tier_level, new_level: null, ...this.note },
         });
       }
       return { removedTierIds: memberships.map((m) => m.sbt_subscription_tier_id) };

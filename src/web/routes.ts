@@ -18,6 +18,7 @@ import { cartPage } from './pages/cart.js';
 import { tierListPage } from './pages/admin/tier-list.js';
 import { tierEditPages } from './pages/admin/tiers.js';
 import { tierMembersPage } from './pages/admin/tier-members.js';
+import { memberPage } from './pages/admin/member.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
 import { pricingPage } from './pages/pricing.js';
@@ -29,7 +30,7 @@ import { driveFilePages } from './pages/drive-files.js';
 import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
@@ -66,6 +67,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   tierListPage(web, services);
   tierEditPages(web, services);
   tierMembersPage(web, services);
+  memberPage(web, services);
   productAdminPages(web, services);
   subscriptionPage(web, services);
   orderPage(web, services);

@@ -13,7 +13,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
 
 const M = '/api/v1/management';
-const ENDPOINTS = ['', 'health', 'stats', 'version', 'databases', 'errors/recent', 'backups/list', 'backups/fetch', 'tiers/audit', 'store/conflicts', 'store/unresolved'];
+const ENDPOINTS = ['', 'health', 'stats', 'version', 'databases', 'errors/recent', 'backups/list', 'backups/fetch', 'tiers/audit', 'store/conflicts', 'store/drift', 'store/unresolved'];
 const url = (endpoint: string) => (endpoint === '' ? M : `${M}/${endpoint}`);
 
 /**

@@ -20,7 +20,7 @@ export function pemListToDer(pems: string): Buffer[] {
 let cached: { key: string; verifier: SignedDataVerifier } | null = null;
 
 /** One verifier per configuration (it caches verified chains); null when the settings cannot make one. */
-function verifierFor(settings: Settings, onlineChecks: boolean): SignedDataVerifier | null {
+export function verifierFor(settings: Settings, onlineChecks: boolean): SignedDataVerifier | null {
   const environment = SIGNED_ENVIRONMENTS[settings.string('ios_store_environment')];
   const bundleId = settings.string('ios_store_bundle_id');
   const roots = pemListToDer(settings.string('ios_store_root_certificates'));

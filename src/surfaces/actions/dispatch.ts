@@ -180,6 +180,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     recordFailedAuth: () => buckets.failedAuth.record(request.ip),
     web,
     log: request.log,
+    storeDeps: services.store.deps,
   });
   // An answer holding sealed content is kept for replay only sealed (DESIGN 10); one holding a secret,
   // only as a marker.

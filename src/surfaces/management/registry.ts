@@ -10,6 +10,7 @@ import root from './handlers/root.js';
 import stats from './handlers/stats.js';
 import tiersAudit from './handlers/tiers/audit.js';
 import storeConflicts from './handlers/store/conflicts.js';
+import storeDrift from './handlers/store/drift.js';
 import storeUnresolved from './handlers/store/unresolved.js';
 import version from './handlers/version.js';
 
@@ -28,6 +29,7 @@ export const managementHandlers: readonly ManagementHandler[] = Object.freeze([
   backupsFetch,
   tiersAudit,
   storeConflicts,
+  storeDrift,
   storeUnresolved,
 ]);
 
