@@ -12,6 +12,7 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js'
 import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
+import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 const ORIGIN = 'https://members.example.com';
@@ -320,11 +321,11 @@ describe('the unlocker floor', () => {
     }
     const s = await status(m.c);
     expect([s.recovery_codes_left, s.regenerate_recommended]).toEqual([2, true]);
-    const refused = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
-    expect([refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([422, 'ActionError', 'unlocker_floor']);
     const needsStepUp = await post(m.c, 'vault_regenerate_codes');
     expect(needsStepUp.json.data.reason).toBe('stepup_required');
     await stepUp(m.c, m.auth);
+    const refused = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
+    expect([refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([422, 'ActionError', 'unlocker_floor']);
     const regenerated = await post(m.c, 'vault_regenerate_codes');
     expect(regenerated.statusCode).toBe(200);
     expect(regenerated.json.data).toMatchObject({ recovery_codes_left: 10, regenerate_recommended: false });
@@ -471,6 +472,64 @@ describe('rotation', () => {
     const secondOptions = await post(m.c, 'vault_unlock_options');
     const ok = await post(m.c, 'vault_unlock_passkey', { ...second.assert(secondOptions.json.data, second.credentials[0]), prf_output: prfOf(second.credentials[0]!.id) });
     expect(ok.json.data).toMatchObject({ unlocked: true, key_generation: 2 });
+  });
+});
+
+describe('rotation is serialised per vault, and every sealing writer seals to the current key', () => {
+  it('two rotations from two sessions at once: the second waits and is refused (vault_rotated); all opens with the first one\'s key, and its new codes unlock', async () => {
+    const m = await memberWithVault({ passkey: false, passphrase: 'a long vault passphrase' });
+    const other = await signIn(t, m.email, m.password);
+    expect((await post(other, 'vault_unlock_passphrase', { password: m.password, passphrase: 'a long vault passphrase' })).statusCode).toBe(200);
+    // A stand-in consumer's sealed record, re-sealed by each rotation that gets that far.
+    const vault = (await vaultOf(t.services.db, m.userId))!;
+    const record = { table: 'test_notes', id: 2, ownerUserId: m.userId, sealedKey: '' };
+    const { contentKey, sealedKey } = newContentKey(vault, record);
+    record.sealedKey = sealedKey;
+    const values = { body: sealField(contentKey, record, 'body', 'the note of two rotations') };
+    const unregister = registerContentResealer(async (_db, input) => {
+      if (input.userId === m.userId) record.sealedKey = resealContentKey(record, input.oldSecretKey, input.newPublicKey) ?? 'lost';
+    });
+    const held = holdRotation(m.userId);
+    let codes: string[];
+    try {
+      expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+      expect((await post(other, 'vault_rotate_options')).statusCode).toBe(200);
+      const first = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      // The first rotation holds its transaction open: the second one comes now.
+      const second = post(other, 'vault_rotate_verify', { password: m.password });
+      await settledOrWaiting(t.services.db, [second]);
+      held.release();
+      const [a, b] = await Promise.all([first, second]);
+      expect([a.statusCode, a.json.data.key_generation]).toEqual([200, 2]);
+      expect([b.statusCode, b.json.errortype, b.json.data.reason]).toEqual([422, 'ActionError', 'vault_rotated']);
+      codes = a.json.data.recovery_codes;
+    } finally {
+      held.remove();
+      unregister();
+    }
+    expect((await vaultOf(t.services.db, m.userId))!.generation).toBe(2);
+    const reader = { db: t.services.db, window: t.services.vaultWindows.forSession(m.c.jar.cookies.get('gatehouse_session')!, '127.0.0.1'), userId: m.userId };
+    expect(await read(record, values, ['body'], reader)).toEqual({ body: 'the note of two rotations', content_locked: false });
+    // The refused session's window was of the retired key; both sessions unlock with the first rotation's codes.
+    expect((await status(other)).unlocked).toBe(false);
+    for (const c of [m.c, other]) {
+      await post(c, 'vault_lock');
+      const res = await post(c, 'vault_unlock_recovery', { password: m.password, code: codes.pop()! });
+      expect([res.statusCode, res.json.data.key_generation]).toEqual([200, 2]);
+    }
+  });
+
+  it('an answer stored sealed for an Idempotency-Key replay is re-sealed by the rotation and still replays', async () => {
+    const m = await memberWithVault({ passkey: false });
+    const key = { 'idempotency-key': 'regenerate-before-rotation' };
+    const first = await post(m.c, 'vault_regenerate_codes', { password: m.password }, key);
+    expect(first.statusCode).toBe(200);
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    expect((await post(m.c, 'vault_rotate_verify', { password: m.password })).statusCode).toBe(200);
+    const replay = await post(m.c, 'vault_regenerate_codes', { password: m.password }, key);
+    expect([replay.statusCode, replay.headers['idempotency-replayed']]).toEqual([200, 'true']);
+    expect(replay.json.data.recovery_codes).toEqual(first.json.data.recovery_codes);
   });
 });
 

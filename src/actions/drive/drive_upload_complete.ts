@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import { lockVault } from '../../accounts/vault/vaults.js';
 import { createFileFromBlob, ingestBlob } from '../../drive/files.js';
 import { partPath, partSize, removePart } from '../../drive/uploads/parts.js';
 import { deleteUpload, findUpload, isUploadExpired, type PendingUpload } from '../../drive/uploads/pending.js';
@@ -11,7 +12,7 @@ import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
 import { placeSealedUpload } from './sealed-upload.js';
-import { fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
+import { driveRefusal, fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
 
 /** The server's own SHA-256 of the part file (used only when the last chunk's record of it is missing). */
 async function hashFile(file: string): Promise<string> {
@@ -57,6 +58,10 @@ export default defineAction({
   async run(ctx) {
     const { input, user, db, clock } = ctx;
     const me = actingUser(user);
+    // A file made in a sealed folder seals its key to the caller's vault: the vault row is held shared
+    // (lockVault) before the upload row, in the order a rotation takes them, so the key it seals to is the
+    // one current when this commits.
+    const vault = await lockVault(db, me.usr_user_id, 'seal');
     const upload = await findUpload(db, input.upload_token.trim(), { forUpdate: true });
     if (!upload || upload.userId !== me.usr_user_id) throw uploadRefusal('not_found', 'No such upload');
     const now = clock.now();
@@ -81,6 +86,7 @@ export default defineAction({
     let data: Record<string, unknown>;
     let sealedFor: number[] | undefined;
     if (dest && limits && open) {
+      if (!vault || vault.generation !== open.vault.generation) throw driveRefusal('vault_locked', 'Your vault key changed: unlock your vault and complete the upload again');
       const placed = await placeSealedUpload({ db, blobs, open, dest, limits, upload, partFile: file, sizeBytes, now });
       data = { file: await fileOutput(db, placed.fileId, false, readerOf(ctx)), new_version: dest.fileId !== null };
       sealedFor = [dest.ownerUserId];
