@@ -130,6 +130,58 @@ describe('agent channel (plugin server_management active)', () => {
     expect(((await bare.json()) as { errortype: string }).errortype).toBe('AuthenticationError');
   });
 
+  it('join is signed by the key it joins with: unsigned, signed by another key, or replayed is 401, and nobody else renames a node', async () => {
+    const identity = await approvedAgent(t, server, 'web-approved');
+    const body = { claimed_name: 'renamed by a stranger', agent_public_key: identity.publicKey, agent_version: '9.9.9' };
+    const unsigned = await agent.agentRequest(server, identity, 'join', body, { signed: false });
+    expect([unsigned.status, unsigned.json.errortype]).toEqual([401, 'AuthenticationError']);
+    // The key in the body, a signature by another key.
+    const stranger = newIdentity();
+    const forged = await agent.agentRequest(server, stranger, 'join', body);
+    expect([forged.status, forged.json.errortype]).toEqual([401, 'AuthenticationError']);
+    // A join signed for another node id than 0, and one signed over another body.
+    const asNode = agent.signedHeaders({ ...identity, nodeId: identity.nodeId }, 'join_status', Buffer.from(JSON.stringify(body)));
+    const moved = await fetch(`${server}/api/v1/agent/join`, { method: 'POST', headers: { ...asNode, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(moved.status).toBe(401);
+    const tampered = await agent.agentRequest(server, identity, 'join', body, { signBody: Buffer.from(JSON.stringify({ ...body, claimed_name: 'web-approved' })) });
+    expect(tampered.status).toBe(401);
+    expect(await findNode(t.services.db, identity.nodeId!)).toMatchObject({ claimedName: 'web-approved', status: 'approved', agentVersion: agent.AGENT_VERSION });
+
+    const nonce = 'join-nonce-0123456789';
+    const own = { ...body, claimed_name: 'web-approved-2' };
+    expect((await agent.agentRequest(server, identity, 'join', own, { nonce })).status).toBe(200);
+    const replayed = await agent.agentRequest(server, identity, 'join', own, { nonce });
+    expect([replayed.status, replayed.json.errortype]).toEqual([401, 'AuthenticationError']);
+    expect((await findNode(t.services.db, identity.nodeId!))!.claimedName).toBe('web-approved-2');
+  });
+
+  it('stores a key in one spelling: another base64 spelling joins as the same node, and a revoked key never joins again in any spelling', async () => {
+    const identity = newIdentity();
+    const first = await agent.join(server, identity, { name: 'spelled' });
+    // 32 bytes are 43 base64 characters and two spare bits: flipping one gives another spelling of the key.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const last = identity.publicKey[42]!;
+    const respelled = `${identity.publicKey.slice(0, 42)}${alphabet[alphabet.indexOf(last) ^ 1]}=`;
+    expect(respelled).not.toBe(identity.publicKey);
+    expect(Buffer.from(respelled, 'base64').equals(Buffer.from(identity.publicKey, 'base64'))).toBe(true);
+    const again = await agent.agentRequest(server, identity, 'join', { claimed_name: 'spelled', agent_public_key: respelled, agent_version: '1' });
+    expect([again.status, again.json.data]).toEqual([200, first]);
+    const rows = await t.services.db
+      .selectFrom('smn_managed_nodes' as never)
+      .select(['smn_managed_node_id', 'smn_public_key'] as never)
+      .where('smn_fingerprint' as never, '=', identity.fingerprint as never)
+      .execute();
+    expect(rows).toEqual([{ smn_managed_node_id: expect.anything(), smn_public_key: identity.publicKey }]);
+
+    await setNodeStatus(t.services.db, first.node_id, 'revoke', t.clock.now());
+    for (const spelling of [identity.publicKey, respelled]) {
+      const refused = await agent.agentRequest(server, identity, 'join', { claimed_name: 'back', agent_public_key: spelling, agent_version: '1' });
+      expect([spelling, refused.status, refused.json.errortype]).toEqual([spelling, 403, 'AuthenticationError']);
+    }
+    const after = await t.services.db.selectFrom('smn_managed_nodes' as never).select('smn_status' as never).where('smn_fingerprint' as never, '=', identity.fingerprint as never).execute();
+    expect(after).toEqual([{ smn_status: 'revoked' }]);
+  });
+
   it('a body over 256 KiB is 400 ValidationError; undeclared fields are 422 ValidationError', async () => {
     const identity = await approvedAgent(t, server);
     const big = JSON.stringify({ pad: 'x'.repeat(256 * 1024) });
@@ -150,11 +202,12 @@ describe('agent channel (plugin server_management active)', () => {
     expect(extra.json.errortype).toBe('ValidationError');
     expect(extra.json.validation_errors).toEqual({ extra: 'is not a field of this endpoint' });
 
-    const joinExtra = await agent.agentRequest(server, newIdentity(), 'join', { claimed_name: 'x', agent_public_key: identity.publicKey, agent_version: '1', admin: true }, { signed: false });
+    const joiner = newIdentity();
+    const joinExtra = await agent.agentRequest(server, joiner, 'join', { claimed_name: 'x', agent_public_key: joiner.publicKey, agent_version: '1', admin: true });
     expect(joinExtra.status).toBe(422);
     expect(joinExtra.json.validation_errors).toEqual({ admin: 'is not a field of this endpoint' });
 
-    const badKey = await agent.agentRequest(server, newIdentity(), 'join', { claimed_name: 'x', agent_public_key: 'AAAA', agent_version: '1' }, { signed: false });
+    const badKey = await agent.agentRequest(server, newIdentity(), 'join', { claimed_name: 'x', agent_public_key: 'AAAA', agent_version: '1' });
     expect(badKey.status).toBe(422);
     expect(Object.keys(badKey.json.validation_errors)).toEqual(['agent_public_key']);
 
@@ -172,7 +225,8 @@ describe('agent channel (plugin server_management active)', () => {
     const revoked = await approvedAgent(t, server);
     await setNodeStatus(t.services.db, revoked.nodeId!, 'revoke', t.clock.now());
     expect((await agent.agentRequest(server, revoked, 'claim', {})).status).toBe(403);
-    expect((await agent.join(server, revoked)).status).toBe('revoked');
+    const rejoined = await agent.agentRequest(server, revoked, 'join', { claimed_name: 'back again', agent_public_key: revoked.publicKey, agent_version: '1' });
+    expect([rejoined.status, rejoined.json.errortype]).toEqual([403, 'AuthenticationError']);
   });
 
   it('polls with backoff: doubling while idle, back to the shortest wait after a job', async () => {
@@ -302,7 +356,7 @@ describe('agent channel while server_management is inactive', () => {
     const validation = await new Validator().validate(after as never);
     expect(validation.errors ?? []).toEqual([]);
 
-    expect((await agent.agentRequest(server, identity, 'join', { claimed_name: 'x', agent_public_key: identity.publicKey, agent_version: '1' }, { signed: false })).status).toBe(200);
+    expect((await agent.agentRequest(server, identity, 'join', { claimed_name: 'x', agent_public_key: identity.publicKey, agent_version: '1' })).status).toBe(200);
     expect((await t.request({ method: 'GET', url: '/api/v1/management/nodes', headers: admin.headers })).statusCode).toBe(200);
   });
 });

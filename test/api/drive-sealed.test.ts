@@ -8,6 +8,7 @@ import { FRAME_BYTES, sealedSize } from '../../src/drive/sealed-blob.js';
 import { buildApp } from '../../src/http/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
+import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';
 import { action, content, createDriveApp, memberWithLogin, PLAN, sha256, type DriveApp } from './drive-upload-fixture.js';
 
 // Sealed Drive folders (DESIGN 10 "First consumer", issue 27): names and bytes of files in a sealed folder
@@ -306,6 +307,55 @@ describe('rotation with sealed Drive files', () => {
     const completed = await post(m.c, 'drive_upload_complete', { upload_token: token });
     expect(completed.statusCode).toBe(200);
     expect(completed.json.data.file.name).toBe('pending name.bin');
+  });
+});
+
+describe('a rotation interleaved with uploads into a sealed folder', () => {
+  it('an upload completing and one starting while a rotation runs wait for it and seal to the new key', async () => {
+    const m = await vaultMember();
+    const folderId = await sealedFolder(m.c);
+    const bytes = content(FRAME_BYTES + 11, 'during');
+    const opened = await post(m.c, 'drive_upload_init', { name: 'finished during the rotation.bin', size_bytes: bytes.length, folder_id: folderId });
+    const token = opened.json.data.upload_token as string;
+    for (let start = 0; start < bytes.length; start += CHUNK) {
+      const part = bytes.subarray(start, start + CHUNK);
+      const put = await m.c.api('PUT', `/api/v1/drive_upload/${token}`, {
+        payload: part,
+        headers: { 'content-type': 'application/octet-stream', 'content-range': `bytes ${start}-${start + part.length - 1}/${bytes.length}` },
+      });
+      expect(put.statusCode).toBe(200);
+    }
+    const later = content(500, 'later');
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const held = holdRotation(m.userId);
+    let started: Awaited<ReturnType<typeof post>>;
+    try {
+      const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      // The rotation re-sealed the Drive's files and uploads and holds its transaction open: now the writers.
+      const complete = post(m.c, 'drive_upload_complete', { upload_token: token });
+      const start = post(m.c, 'drive_upload_init', { name: 'started during the rotation.bin', size_bytes: later.length, folder_id: folderId });
+      await settledOrWaiting(t.services.db, [complete, start], 2);
+      held.release();
+      expect((await rotation).statusCode).toBe(200);
+      const completed = await complete;
+      expect(completed.statusCode).toBe(200);
+      started = await start;
+      expect(started.statusCode).toBe(200);
+    } finally {
+      held.remove();
+    }
+    const listed = await post(m.c, 'drive_list', { folder_id: folderId });
+    expect(listed.json.data.files.map((f: { name: string | null }) => f.name)).toEqual(['finished during the rotation.bin']);
+    const file = listed.json.data.files[0];
+    expect((await m.c.get(`/drive/file/${file.file_id}`)).rawPayload.equals(bytes)).toBe(true);
+    const laterToken = started.json.data.upload_token as string;
+    await m.c.api('PUT', `/api/v1/drive_upload/${laterToken}`, {
+      payload: later,
+      headers: { 'content-type': 'application/octet-stream', 'content-range': `bytes 0-${later.length - 1}/${later.length}` },
+    });
+    const done = await post(m.c, 'drive_upload_complete', { upload_token: laterToken });
+    expect([done.statusCode, done.json.data.file?.name]).toEqual([200, 'started during the rotation.bin']);
   });
 });
 

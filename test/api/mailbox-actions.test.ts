@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateVault } from '../../src/accounts/vault/rotation.js';
-import { deliver, type NewMessage } from '../../src/plugins/mailbox/messages.js';
+import { sql, type Kysely } from 'kysely';
+import { openContentKey } from '../../src/accounts/vault/sealed.js';
+import type { DB } from '../../src/db/types.js';
+import { deliver, MESSAGE_TABLE, type NewMessage } from '../../src/plugins/mailbox/messages.js';
 import { SESSION_COOKIE } from '../../src/web/sessions.js';
 import { ownMailbox } from '../../src/plugins/mailbox/mailboxes.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/actions.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
+import { gate, holdRotation, settledOrWaiting } from '../helpers/interleave.js';
 
 const ORIGIN = 'https://members.example.com';
 const DOMAIN = 'mail.example.com';
@@ -50,14 +54,17 @@ let seq = 0;
 /** An inbound message, stored as the SMTP receiver and the import store them. */
 async function inbound(userId: number, over: Partial<NewMessage> = {}) {
   const box = await ownMailbox(t.services.db, userId, null);
-  const n = ++seq;
-  return deliver(t.services.db, box, {
+  return deliver(t.services.db, box, { ...message(box.address, ++seq), ...over });
+}
+
+function message(address: string, n: number): NewMessage {
+  return {
     direction: 'inbound',
     messageIdHeader: `<m${n}.${Date.now()}@sender.example>`,
     inReplyTo: null,
     references: [],
     sender: `Sender ${n} <sender${n}@sender.example>`,
-    recipients: box.address,
+    recipients: address,
     subject: `Subject number ${n}`,
     body: `Body text of message ${n}`,
     hops: [`from relay.sender.example by ${DOMAIN}; Sun, 01 Mar 2026 11:00:0${n % 10} +0000`],
@@ -65,8 +72,7 @@ async function inbound(userId: number, over: Partial<NewMessage> = {}) {
     attachmentCount: 0,
     time: t.clock.now(),
     event: { kind: 'received', title: 'Received', detail: 'by the SMTP receiver' },
-    ...over,
-  });
+  };
 }
 
 const metadataOf = (thread: Record<string, unknown>) => {
@@ -318,6 +324,93 @@ describe('a vault rotation', () => {
     await window.openWith(t.services.db, rotated.vault, rotated.secretKey);
     const res = await post(m.c, 'mailbox/thread', { thread_id: got.threadId });
     expect(res.json.data.messages[0]).toMatchObject({ subject: 'Kept across the rotation', locked: false });
+  });
+});
+
+describe('a vault rotation interleaved with sealing writers', () => {
+  /** Every sealed message of the member, and whether its content key opens with the vault's current secret. */
+  async function messagesOpen(m: { c: WebClient; userId: number }) {
+    const window = t.services.vaultWindows.forSession(m.c.jar.cookies.get(SESSION_COOKIE)!, '127.0.0.1');
+    const open = (await window.unsealFor(t.services.db, m.userId))!;
+    expect(open).not.toBeNull();
+    const { rows } = await sql<{ mbm_mailbox_message_id: number; mbm_sealed_key: string | null }>`
+      select mbm_mailbox_message_id, mbm_sealed_key from mbm_mailbox_messages join mbx_mailboxes on mbx_mailbox_id = mbm_mbx_mailbox_id
+      where mbx_usr_user_id = ${m.userId} order by mbm_mailbox_message_id`.execute(t.services.db);
+    return {
+      generation: open.vault.generation,
+      opens: rows.map(
+        (r) => r.mbm_sealed_key !== null && openContentKey({ table: MESSAGE_TABLE, id: r.mbm_mailbox_message_id, sealedKey: r.mbm_sealed_key }, open.secretKey) !== null,
+      ),
+    };
+  }
+
+  async function inboundIn(db: Kysely<DB>, userId: number, subject: string) {
+    const box = await ownMailbox(db, userId, null);
+    return deliver(db, box, { ...message(box.address, ++seq), subject });
+  }
+
+  it('waits for a delivery that sealed to the old key and has not committed, then re-seals it', async () => {
+    const m = await memberWithVault();
+    const box = await mailboxOf(m.c);
+    expect((await setLevel(box.mailbox_id, 'private')).statusCode).toBe(200);
+    await inbound(m.userId, { subject: 'Before everything' });
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const sealed = gate();
+    const commit = gate();
+    const holding = t.services.db.transaction().execute(async (trx) => {
+      await inboundIn(trx, m.userId, 'Sealed before the rotation, committed after it started');
+      sealed.open();
+      await commit.opened;
+    });
+    await sealed.opened;
+    const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
+    try {
+      // PostgreSQL: the rotation now waits for the delivery's hold on the vault (without it, it would
+      // commit here and the delivery's message would stay sealed to a retired key).
+      await settledOrWaiting(t.services.db, [rotation]);
+    } finally {
+      commit.open();
+    }
+    await holding;
+    const rotated = await rotation;
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json.data.key_generation).toBe(2);
+    expect(await messagesOpen(m)).toEqual({ generation: 2, opens: [true, true] });
+  });
+
+  it('deliveries and the reseal task that come during a rotation wait for it and seal to the new key', async () => {
+    const m = await memberWithVault();
+    const box = await mailboxOf(m.c);
+    // Two messages in the clear, for the reseal task to seal after the raise.
+    await inbound(m.userId, { subject: 'Clear one' });
+    await inbound(m.userId, { subject: 'Clear two' });
+    expect((await setLevel(box.mailbox_id, 'private')).statusCode).toBe(200);
+    await inbound(m.userId, { subject: 'Sealed before the rotation' });
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const held = holdRotation(m.userId);
+    try {
+      const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      // The rotation has re-sealed what was there and holds its transaction open: now the writers come.
+      const writers = [
+        inbound(m.userId, { subject: 'During the rotation 1' }),
+        inbound(m.userId, { subject: 'During the rotation 2' }),
+        t.services.scheduler.runNow('mailbox_reseal'),
+      ];
+      // PostgreSQL: all three wait for the rotation (without its hold they would seal to the retiring key).
+      await settledOrWaiting(t.services.db, writers, 3);
+      held.release();
+      expect((await rotation).statusCode).toBe(200);
+      await Promise.all(writers);
+    } finally {
+      held.remove();
+    }
+    expect(await messagesOpen(m)).toEqual({ generation: 2, opens: [true, true, true, true, true] });
+    const listed = await post(m.c, 'mailbox/thread_list');
+    expect(listed.json.data.locked).toBe(false);
+    expect(listed.json.data.threads.map((x: { subject: string }) => x.subject).sort()).toEqual(
+      ['Clear one', 'Clear two', 'During the rotation 1', 'During the rotation 2', 'Sealed before the rotation'],
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../../src/accounts/passkeys/vetoes.js';
+import { formToken } from '../../src/web/sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
@@ -265,6 +266,7 @@ describe('passwordless sign-in', () => {
       const auth = new SoftAuthenticator(ORIGIN, RP_ID);
       const reg = await post(c, 'passkey_register_options', { current_password: u.password });
       const id = (await post(c, 'passkey_register_verify', auth.register(reg.json.data))).json.data.passkey.passkey_id;
+      await stepUp(c, auth);
       expect((await post(c, 'passkey_revoke', { passkey_id: id })).statusCode).toBe(200);
       const stranger = new SoftAuthenticator(ORIGIN, RP_ID);
       stranger.register({ challenge: 'x', user: { id: 'x' } });
@@ -362,6 +364,7 @@ describe('rename and revoke', () => {
     const renamed = await post(a.c, 'passkey_rename', { passkey_id: a.passkeyId, label: ' Work laptop ' });
     expect(renamed.statusCode).toBe(200);
     expect(renamed.json.data.passkey.label).toBe('Work laptop');
+    await stepUp(a.c, a.auth);
     for (const name of ['passkey_rename', 'passkey_revoke']) {
       const res = await post(a.c, name, { passkey_id: b.passkeyId, label: 'mine now' });
       expect([name, res.statusCode, res.json.data.reason]).toEqual([name, 422, 'not_found']);
@@ -379,8 +382,38 @@ describe('rename and revoke', () => {
     expect((await post(a.c, 'passkey_register_options')).json.validation_errors.current_password).toBeDefined();
   });
 
+  it('revoking needs a recent step-up, like enrolling a later passkey (422 ActionError stepup_required)', async () => {
+    const m = await memberWithPasskey();
+    const refused = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
+    expect([refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([422, 'ActionError', 'stepup_required']);
+    expect((await m.c.api('GET', '/api/v1/Passkeys')).json.num_results).toBe(1);
+    await stepUp(m.c, m.auth);
+    t.clock.advanceSeconds(301);
+    const late = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
+    expect([late.statusCode, late.json.data.reason]).toEqual([422, 'stepup_required']);
+    await stepUp(m.c, m.auth);
+    expect((await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId })).json.data).toEqual({ revoked: true, passkey_id: m.passkeyId });
+  });
+
+  it('is refused while staff are signed in as the member (422 ActionError login_as), like enrolment', async () => {
+    const m = await memberWithPasskey();
+    const staff = await t.createUser({ permission: 5 });
+    const c = await signIn(t, staff.email, staff.password);
+    await c.get('/');
+    const session = (await t.services.webSessions.load(c.jar.cookies.get('gatehouse_session')))!;
+    const res = await c.postForm(`/admin/users/${m.userId}/login-as`, { form_token: formToken(session, 'login-as') });
+    expect(res.statusCode).toBe(303);
+    expect((await c.api('GET', '/api/v1/auth/session')).json.data.user_id).toBe(m.userId);
+    for (const [name, payload] of [['passkey_revoke', { passkey_id: m.passkeyId }], ['passkey_register_options', {}]] as const) {
+      const refused = await post(c, name, payload);
+      expect([name, refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([name, 422, 'ActionError', 'login_as']);
+    }
+    expect((await m.c.api('GET', '/api/v1/Passkeys')).json.num_results).toBe(1);
+  });
+
   it('asks registered vetoes before revoking', async () => {
     const m = await memberWithPasskey();
+    await stepUp(m.c, m.auth);
     const unregister = registerPasskeyRevokeVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'unlocker_floor', message: 'This passkey is your last vault unlocker' } : null));
     try {
       const res = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
@@ -443,6 +476,7 @@ describe('passkey pages', () => {
     // The first-passkey form (password) shows only while there is none; later ones need a step-up.
     expect(page.body).toContain('data-first="false"');
     expect(page.body).not.toContain('id="current_password"');
+    await stepUp(a.c, a.auth);
     await post(a.c, 'passkey_revoke', { passkey_id: a.passkeyId });
     const empty = await a.c.get('/profile/security');
     expect(empty.body).toContain('id="no-passkeys"');

@@ -7,11 +7,13 @@ import { newContentKey, read, resealContentKey, sealField } from '../../src/acco
 import { vaultOf } from '../../src/accounts/vault/vaults.js';
 import { registerProtectionLevelSource } from '../../src/accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
+import { up as destroyRetiredWraps } from '../../src/db/migrations/0029_vault_destroy_retired_wraps.js';
 import { buildApp } from '../../src/http/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
+import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 const ORIGIN = 'https://members.example.com';
@@ -320,11 +322,11 @@ describe('the unlocker floor', () => {
     }
     const s = await status(m.c);
     expect([s.recovery_codes_left, s.regenerate_recommended]).toEqual([2, true]);
-    const refused = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
-    expect([refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([422, 'ActionError', 'unlocker_floor']);
     const needsStepUp = await post(m.c, 'vault_regenerate_codes');
     expect(needsStepUp.json.data.reason).toBe('stepup_required');
     await stepUp(m.c, m.auth);
+    const refused = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
+    expect([refused.statusCode, refused.json.errortype, refused.json.data.reason]).toEqual([422, 'ActionError', 'unlocker_floor']);
     const regenerated = await post(m.c, 'vault_regenerate_codes');
     expect(regenerated.statusCode).toBe(200);
     expect(regenerated.json.data).toMatchObject({ recovery_codes_left: 10, regenerate_recommended: false });
@@ -471,6 +473,136 @@ describe('rotation', () => {
     const secondOptions = await post(m.c, 'vault_unlock_options');
     const ok = await post(m.c, 'vault_unlock_passkey', { ...second.assert(secondOptions.json.data, second.credentials[0]), prf_output: prfOf(second.credentials[0]!.id) });
     expect(ok.json.data).toMatchObject({ unlocked: true, key_generation: 2 });
+  });
+});
+
+describe('rotation is serialised per vault, and every sealing writer seals to the current key', () => {
+  it('two rotations from two sessions at once: the second waits and is refused (vault_rotated); all opens with the first one\'s key, and its new codes unlock', async () => {
+    const m = await memberWithVault({ passkey: false, passphrase: 'a long vault passphrase' });
+    const other = await signIn(t, m.email, m.password);
+    expect((await post(other, 'vault_unlock_passphrase', { password: m.password, passphrase: 'a long vault passphrase' })).statusCode).toBe(200);
+    // A stand-in consumer's sealed record, re-sealed by each rotation that gets that far.
+    const vault = (await vaultOf(t.services.db, m.userId))!;
+    const record = { table: 'test_notes', id: 2, ownerUserId: m.userId, sealedKey: '' };
+    const { contentKey, sealedKey } = newContentKey(vault, record);
+    record.sealedKey = sealedKey;
+    const values = { body: sealField(contentKey, record, 'body', 'the note of two rotations') };
+    const unregister = registerContentResealer(async (_db, input) => {
+      if (input.userId === m.userId) record.sealedKey = resealContentKey(record, input.oldSecretKey, input.newPublicKey) ?? 'lost';
+    });
+    const held = holdRotation(m.userId);
+    let codes: string[];
+    try {
+      expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+      expect((await post(other, 'vault_rotate_options')).statusCode).toBe(200);
+      const first = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      // The first rotation holds its transaction open: the second one comes now.
+      const second = post(other, 'vault_rotate_verify', { password: m.password });
+      await settledOrWaiting(t.services.db, [second]);
+      held.release();
+      const [a, b] = await Promise.all([first, second]);
+      expect([a.statusCode, a.json.data.key_generation]).toEqual([200, 2]);
+      expect([b.statusCode, b.json.errortype, b.json.data.reason]).toEqual([422, 'ActionError', 'vault_rotated']);
+      codes = a.json.data.recovery_codes;
+    } finally {
+      held.remove();
+      unregister();
+    }
+    expect((await vaultOf(t.services.db, m.userId))!.generation).toBe(2);
+    const reader = { db: t.services.db, window: t.services.vaultWindows.forSession(m.c.jar.cookies.get('gatehouse_session')!, '127.0.0.1'), userId: m.userId };
+    expect(await read(record, values, ['body'], reader)).toEqual({ body: 'the note of two rotations', content_locked: false });
+    // The refused session's window was of the retired key; both sessions unlock with the first rotation's codes.
+    expect((await status(other)).unlocked).toBe(false);
+    for (const c of [m.c, other]) {
+      await post(c, 'vault_lock');
+      const res = await post(c, 'vault_unlock_recovery', { password: m.password, code: codes.pop()! });
+      expect([res.statusCode, res.json.data.key_generation]).toEqual([200, 2]);
+    }
+  });
+
+  it('an answer stored sealed for an Idempotency-Key replay is re-sealed by the rotation and still replays', async () => {
+    const m = await memberWithVault({ passkey: false });
+    const key = { 'idempotency-key': 'regenerate-before-rotation' };
+    const first = await post(m.c, 'vault_regenerate_codes', { password: m.password }, key);
+    expect(first.statusCode).toBe(200);
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    expect((await post(m.c, 'vault_rotate_verify', { password: m.password })).statusCode).toBe(200);
+    const replay = await post(m.c, 'vault_regenerate_codes', { password: m.password }, key);
+    expect([replay.statusCode, replay.headers['idempotency-replayed']]).toEqual([200, 'true']);
+    expect(replay.json.data.recovery_codes).toEqual(first.json.data.recovery_codes);
+  });
+});
+
+describe('retired unlockers keep no copy of the vault key', () => {
+  const wrapsOf = async (userId: number) => {
+    const vault = (await vaultOf(t.services.db, userId))!;
+    return t.services.db
+      .selectFrom('uew_user_encryption_wrappings')
+      .selectAll()
+      .where('uew_uev_user_encryption_vault_id', '=', vault.id)
+      .orderBy('uew_user_encryption_wrapping_id')
+      .execute();
+  };
+
+  it('a spent or regenerated code, a replaced or removed passphrase, a revoked passkey and a rotated-out generation: their wraps are destroyed', async () => {
+    const m = await memberWithVault({ passphrase: 'a long vault passphrase' });
+    await post(m.c, 'vault_lock');
+    expect((await post(m.c, 'vault_unlock_recovery', { password: m.password, code: m.codes[0] })).statusCode).toBe(200);
+    await stepUp(m.c, m.auth);
+    const regenerated = await post(m.c, 'vault_regenerate_codes');
+    expect(regenerated.statusCode).toBe(200);
+    expect((await post(m.c, 'vault_passphrase_enroll', { passphrase: 'a replacement passphrase' })).statusCode).toBe(200);
+    expect((await post(m.c, 'vault_passphrase_remove')).statusCode).toBe(200);
+    const second = new SoftAuthenticator(ORIGIN, RP_ID, { prf: true });
+    const secondId = await enrollPasskey(m.c, second);
+    const options = await post(m.c, 'vault_add_passkey_options');
+    expect((await post(m.c, 'vault_add_passkey_verify', { ...second.assert(options.json.data), prf_output: prfOf(second.credentials[0]!.id) })).statusCode).toBe(200);
+    expect((await post(m.c, 'passkey_revoke', { passkey_id: secondId })).statusCode).toBe(200);
+
+    const rows = await wrapsOf(m.userId);
+    const retired = rows.filter((r) => r.uew_delete_time !== null || r.uew_used_time !== null);
+    // 10 first codes (one of them spent), 2 passphrases, the revoked passkey's wrap.
+    expect(retired.map((r) => r.uew_type).sort()).toEqual([...Array(10).fill('recovery'), 'passkey', 'passphrase', 'passphrase'].sort());
+    expect(retired.find((r) => r.uew_type === 'passkey')!.uew_pky_passkey_id).toBe(secondId);
+    for (const r of retired) expect([r.uew_wrapped_key, r.uew_salt]).toEqual(['', '']);
+    const live = rows.filter((r) => r.uew_delete_time === null && r.uew_used_time === null);
+    expect(live.map((r) => r.uew_type)).toEqual(['passkey', ...Array(10).fill('recovery')]);
+    for (const r of live) expect(r.uew_wrapped_key.length).toBeGreaterThan(40);
+
+    // None of them opens the vault any more.
+    await post(m.c, 'vault_lock');
+    for (const code of m.codes.slice(0, 2)) expect((await post(m.c, 'vault_unlock_recovery', { password: m.password, code })).json.data.reason).toBe('unlock_failed');
+    expect((await post(m.c, 'vault_unlock_passphrase', { password: m.password, passphrase: 'a replacement passphrase' })).json.data.reason).toBe('no_passphrase');
+    expect((await post(m.c, 'vault_unlock_options')).json.data.allowCredentials.map((c: { id: string }) => c.id)).toEqual([m.auth.credentials[0]!.id]);
+
+    // A rotation destroys every wrap of the generation it retires.
+    expect((await unlockByPasskey(m.c, m.auth)).statusCode).toBe(200);
+    const rotateOptions = await post(m.c, 'vault_rotate_options');
+    expect((await post(m.c, 'vault_rotate_verify', { ...m.auth.assert(rotateOptions.json.data), prf_output: prfOf(m.auth.credentials[0]!.id) })).statusCode).toBe(200);
+    const after = await wrapsOf(m.userId);
+    for (const r of after.filter((w) => w.uew_generation === 1)) expect([r.uew_delete_time !== null, r.uew_wrapped_key, r.uew_salt]).toEqual([true, '', '']);
+    expect(after.filter((w) => w.uew_generation === 2 && w.uew_wrapped_key !== '').length).toBe(11);
+  });
+
+  it('migration 0029 destroys the wraps retired before it, and retires the wraps of passkeys revoked before it', async () => {
+    const m = await memberWithVault();
+    const db = t.services.db;
+    const rows = await wrapsOf(m.userId);
+    const [code1, code2] = rows.filter((r) => r.uew_type === 'recovery');
+    // What the code before this change left behind: retired and spent wraps with their keys, a revoked
+    // passkey's live wrap.
+    await db.updateTable('uew_user_encryption_wrappings').set({ uew_delete_time: t.clock.now() }).where('uew_user_encryption_wrapping_id', '=', code1!.uew_user_encryption_wrapping_id).execute();
+    await db.updateTable('uew_user_encryption_wrappings').set({ uew_used_time: t.clock.now() }).where('uew_user_encryption_wrapping_id', '=', code2!.uew_user_encryption_wrapping_id).execute();
+    await db.updateTable('pky_passkeys').set({ pky_delete_time: t.clock.now() }).where('pky_passkey_id', '=', m.passkeyId!).execute();
+    await destroyRetiredWraps(db);
+    const after = await wrapsOf(m.userId);
+    const byId = new Map(after.map((r) => [r.uew_user_encryption_wrapping_id, r]));
+    for (const id of [code1!.uew_user_encryption_wrapping_id, code2!.uew_user_encryption_wrapping_id]) expect([byId.get(id)!.uew_wrapped_key, byId.get(id)!.uew_salt]).toEqual(['', '']);
+    const passkeyWrap = after.find((r) => r.uew_type === 'passkey')!;
+    expect([passkeyWrap.uew_delete_time !== null, passkeyWrap.uew_wrapped_key]).toEqual([true, '']);
+    // The other eight codes are untouched.
+    expect(after.filter((r) => r.uew_type === 'recovery' && r.uew_wrapped_key !== '').length).toBe(8);
   });
 });
 

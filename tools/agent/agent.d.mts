@@ -35,6 +35,7 @@ export interface Job {
 
 export const AGENT_VERSION: string;
 export const MESSAGE_TAG: string;
+export const JOIN_NODE_ID: number;
 export const AGENT_PATH: string;
 export class AgentError extends Error {
   response: AgentResponse;
@@ -45,7 +46,7 @@ export function saveNodeId(identity: AgentIdentity, nodeId: number): void;
 export function canonicalMessage(p: { method: string; path: string; nodeId: number | string; timestamp: number | string; nonce: string; body: Buffer }): string;
 export function signedHeaders(identity: AgentIdentity, endpoint: string, body: Buffer, opts?: RequestOptions): Record<string, string>;
 export function agentRequest(server: string, identity: AgentIdentity, endpoint: string, payload?: unknown, opts?: RequestOptions): Promise<AgentResponse>;
-export function join(server: string, identity: AgentIdentity, opts?: { name?: string }): Promise<{ node_id: number; status: string; fingerprint: string }>;
+export function join(server: string, identity: AgentIdentity, opts?: { name?: string } & RequestOptions): Promise<{ node_id: number; status: string; fingerprint: string }>;
 export function joinStatus(server: string, identity: AgentIdentity, opts?: RequestOptions): Promise<{ node_id: number; status: string; fingerprint: string }>;
 export function claim(server: string, identity: AgentIdentity, opts?: RequestOptions): Promise<Job | null>;
 export function postResult(server: string, identity: AgentIdentity, result: JobResult, opts?: RequestOptions): Promise<{ job_id: number; status: string }>;

@@ -62,23 +62,27 @@ export function canonicalMessage({ method, path: p, nodeId, timestamp, nonce, bo
   return [MESSAGE_TAG, method, p, String(nodeId), String(timestamp), nonce, bodyHash].join('\n');
 }
 
+/** A join is signed with node id 0: the node has no id until the join answers. */
+export const JOIN_NODE_ID = 0;
+
 /** The four headers of a signed request for `endpoint` with exactly these body bytes. */
 export function signedHeaders(identity, endpoint, body, opts = {}) {
-  if (identity.nodeId === null || identity.nodeId === undefined) throw new Error('this agent has not joined yet');
+  const nodeId = endpoint === 'join' ? JOIN_NODE_ID : identity.nodeId;
+  if (nodeId === null || nodeId === undefined) throw new Error('this agent has not joined yet');
   const nowMs = opts.nowMs ?? Date.now();
   const timestamp = Math.floor(nowMs / 1000);
   const nonce = opts.nonce ?? randomBytes(16).toString('base64url');
-  const message = canonicalMessage({ method: 'POST', path: `${AGENT_PATH}/${endpoint}`, nodeId: identity.nodeId, timestamp, nonce, body });
+  const message = canonicalMessage({ method: 'POST', path: `${AGENT_PATH}/${endpoint}`, nodeId, timestamp, nonce, body });
   const signature = sign(null, Buffer.from(message, 'utf8'), identity.privateKey).toString('base64');
   return {
-    'x-service-agent-node': String(identity.nodeId),
+    'x-service-agent-node': String(nodeId),
     'x-service-agent-timestamp': String(timestamp),
     'x-service-agent-nonce': nonce,
     'x-service-agent-signature': signature,
   };
 }
 
-/** POSTs to the channel; resolves { status, json }. `signed: false` only for join. */
+/** POSTs to the channel, signed; resolves { status, json }. `signed: false` sends no signature (tests). */
 export async function agentRequest(server, identity, endpoint, payload, opts = {}) {
   const body = Buffer.from(opts.rawBody ?? JSON.stringify(payload ?? {}), 'utf8');
   const headers = { 'content-type': 'application/json', ...(opts.signed === false ? {} : signedHeaders(identity, endpoint, opts.signBody ?? body, opts)) };
@@ -104,9 +108,12 @@ function expectOk(what, res) {
   return res.json.data;
 }
 
-/** Joins with the public key (unsigned); keeps the node id. Joining again gives the same node. */
+/**
+ * Joins with the public key, signed by its private key (node id 0) to prove possession; keeps the node id.
+ * Joining again gives the same node.
+ */
 export async function join(server, identity, opts = {}) {
-  const res = await agentRequest(server, identity, 'join', { claimed_name: opts.name ?? os.hostname(), agent_public_key: identity.publicKey, agent_version: AGENT_VERSION }, { signed: false });
+  const res = await agentRequest(server, identity, 'join', { claimed_name: opts.name ?? os.hostname(), agent_public_key: identity.publicKey, agent_version: AGENT_VERSION }, opts);
   const data = expectOk('join', res);
   saveNodeId(identity, data.node_id);
   return data;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DB, VaultUnlockerType } from '../../db/types.js';
 import {
   generateRecoveryCodes,
@@ -30,11 +30,9 @@ export interface Wrap {
   createTime: Date;
 }
 
-export async function vaultOf(db: Kysely<DB>, userId: number, opts: { forUpdate?: boolean } = {}): Promise<Vault | null> {
-  let q = db.selectFrom('uev_user_encryption_vaults').selectAll().where('uev_usr_user_id', '=', userId);
-  if (opts.forUpdate) q = q.forUpdate();
-  const row = await q.executeTakeFirst();
-  if (!row) return null;
+type VaultRow = Selectable<DB['uev_user_encryption_vaults']>;
+
+function vaultOfRow(row: VaultRow): Vault {
   return {
     id: row.uev_user_encryption_vault_id,
     userId: row.uev_usr_user_id,
@@ -42,6 +40,28 @@ export async function vaultOf(db: Kysely<DB>, userId: number, opts: { forUpdate?
     generation: row.uev_key_generation,
     windowEpoch: row.uev_window_epoch,
   };
+}
+
+/** The user's vault as last committed (no lock: never seal to this key, see lockVault). */
+export async function vaultOf(db: Kysely<DB>, userId: number): Promise<Vault | null> {
+  const row = await db.selectFrom('uev_user_encryption_vaults').selectAll().where('uev_usr_user_id', '=', userId).executeTakeFirst();
+  return row ? vaultOfRow(row) : null;
+}
+
+/**
+ * The vault row locked until the caller's transaction ends (DESIGN 10, rotation): a rotation takes it
+ * exclusively (`rotate`: FOR UPDATE) and every writer of content sealed to the vault key takes it shared
+ * (`seal`: FOR SHARE) in the transaction that writes the sealed row, before that transaction touches any
+ * row a rotation re-seals, and seals to the key read here. So a rotation waits for every sealing writer
+ * that read the old key to commit (and then re-seals what they wrote), a writer that comes during a
+ * rotation waits for it and seals to the new key, and two rotations of one vault run one after the other.
+ * `try-seal` does not wait: null when a rotation (or another update of the row) holds it now.
+ */
+export async function lockVault(db: Kysely<DB>, userId: number, mode: 'rotate' | 'seal' | 'try-seal'): Promise<Vault | null> {
+  if (!db.isTransaction) throw new Error('lockVault needs the transaction that writes the sealed rows');
+  const q = db.selectFrom('uev_user_encryption_vaults').selectAll().where('uev_usr_user_id', '=', userId);
+  const row = await (mode === 'rotate' ? q.forUpdate() : mode === 'seal' ? q.forShare() : q.forShare().skipLocked()).executeTakeFirst();
+  return row ? vaultOfRow(row) : null;
 }
 
 /** Creates the user's vault; null when one exists already (a concurrent setup won the unique key). */
@@ -126,9 +146,26 @@ export function insertPassphraseWrap(db: Kysely<DB>, vault: Vault, generation: n
   return insertWrap(db, { vaultId: vault.id, type: 'passphrase', generation, secretKey, kek: (salt) => kekFromPassphrase(passphrase, salt), now });
 }
 
+/**
+ * What a retired or spent wrap keeps: its row (type, generation, times: a spent code stays known as spent),
+ * never its wrapped key or salt, so no later copy of the database opens the vault with the old unlocker.
+ */
+const DESTROYED = { uew_wrapped_key: '', uew_salt: '' } as const;
+
+/** Retires wraps: marked deleted and their wrapped copies of the vault key destroyed. */
 export async function retireWraps(db: Kysely<DB>, ids: number[], now: Date): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('uew_user_encryption_wrappings').set({ uew_delete_time: now }).where('uew_user_encryption_wrapping_id', 'in', ids).where('uew_delete_time', 'is', null).execute();
+  await db
+    .updateTable('uew_user_encryption_wrappings')
+    .set({ uew_delete_time: now, ...DESTROYED })
+    .where('uew_user_encryption_wrapping_id', 'in', ids)
+    .where('uew_delete_time', 'is', null)
+    .execute();
+}
+
+/** A revoked passkey's wraps (any generation) are retired and destroyed with it. */
+export async function retirePasskeyWraps(db: Kysely<DB>, passkeyId: number, now: Date): Promise<void> {
+  await db.updateTable('uew_user_encryption_wrappings').set({ uew_delete_time: now, ...DESTROYED }).where('uew_pky_passkey_id', '=', passkeyId).where('uew_delete_time', 'is', null).execute();
 }
 
 /** Opens the first of these wraps that the key-encryption key opens (its id too), or null. */
@@ -140,11 +177,14 @@ export async function openAnyWrap(wraps: Wrap[], kek: (salt: Buffer) => Buffer |
   return null;
 }
 
-/** Spends a recovery code: one statement that only succeeds once, so two concurrent unlocks cannot both use it. */
+/**
+ * Spends a recovery code: one statement that only succeeds once, so two concurrent unlocks cannot both use
+ * it; its wrapped key is destroyed in the same statement.
+ */
 export async function markCodeUsed(db: Kysely<DB>, wrapId: number, now: Date): Promise<boolean> {
   const res = await db
     .updateTable('uew_user_encryption_wrappings')
-    .set({ uew_used_time: now })
+    .set({ uew_used_time: now, ...DESTROYED })
     .where('uew_user_encryption_wrapping_id', '=', wrapId)
     .where('uew_used_time', 'is', null)
     .where('uew_delete_time', 'is', null)

@@ -89,6 +89,8 @@ export class VaultWindow {
   private readonly key: string;
   private readonly sealingKey: Buffer;
   private cached: { state: WindowState; vault: Vault } | null | undefined;
+  /** Whether this request found the window closed because the vault was rotated since it opened. */
+  closedByRotation = false;
 
   constructor(
     private readonly store: VaultWindowStore,
@@ -172,6 +174,7 @@ export class VaultWindow {
     }
     const vault = await vaultOf(db, state.user_id);
     if (state.user_id !== userId || !vault || !this.isOpen(state, vault)) {
+      if (vault && state.user_id === userId && state.generation < vault.generation) this.closedByRotation = true;
       await this.close(db);
       return null;
     }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import { lockVault } from '../../accounts/vault/vaults.js';
 import { createFileFromBlob, ingestBlob } from '../../drive/files.js';
 import { partPath, plainLayout, removePart, sealedOutPath } from '../../drive/uploads/parts.js';
 import { openSealedPart, openUploadKey, sealedLayout } from '../../drive/uploads/sealed-parts.js';
@@ -59,6 +60,10 @@ export default defineAction({
   async run(ctx) {
     const { input, user, db, clock } = ctx;
     const me = actingUser(user);
+    // A file made in a sealed folder seals its key to the caller's vault: the vault row is held shared
+    // (lockVault) before the upload row, in the order a rotation takes them, so the key it seals to is the
+    // one current when this commits.
+    const vault = await lockVault(db, me.usr_user_id, 'seal');
     const upload = await findUpload(db, input.upload_token.trim(), { forUpdate: true });
     if (!upload || upload.userId !== me.usr_user_id) throw uploadRefusal('not_found', 'No such upload');
     const now = clock.now();
@@ -78,8 +83,8 @@ export default defineAction({
     // owner's open vault opens (decrypted in memory as they stream, never to disk).
     let plaintext: () => Readable = () => (sizeBytes === 0 ? Readable.from([]) : createReadStream(file));
     if (sealedAtRest !== null) {
-      const vault = await requireOwnerUnlocked(ctx, upload.userId);
-      const uploadKey = openUploadKey(vault.secretKey, upload.partName, sealedAtRest);
+      const owner = await requireOwnerUnlocked(ctx, upload.userId);
+      const uploadKey = openUploadKey(owner.secretKey, upload.partName, sealedAtRest);
       if (!uploadKey) throw driveRefusal('vault_locked', 'The bytes of this upload were sealed under an earlier vault key; start the upload again');
       plaintext = () => openSealedPart(file, uploadKey, upload.partName, sizeBytes);
     }
@@ -96,6 +101,7 @@ export default defineAction({
     let data: Record<string, unknown>;
     let sealedFor: number[] | undefined;
     if (dest && limits && open) {
+      if (!vault || vault.generation !== open.vault.generation) throw driveRefusal('vault_locked', 'Your vault key changed: unlock your vault and complete the upload again');
       const placed = await placeSealedUpload({ db, blobs, open, dest, limits, upload, plaintext, sealedOut: sealedOutPath(file), sizeBytes, now });
       data = { file: await fileOutput(db, placed.fileId, false, readerOf(ctx)), new_version: dest.fileId !== null };
       sealedFor = [dest.ownerUserId];

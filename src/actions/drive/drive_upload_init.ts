@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { lockVault } from '../../accounts/vault/vaults.js';
 import type { DB } from '../../db/types.js';
 import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
@@ -11,7 +12,7 @@ import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
-import { checkName, fileOutput, requireOwnerUnlocked, tierReader } from './tree.js';
+import { checkName, driveRefusal, fileOutput, requireOwnerUnlocked, tierReader } from './tree.js';
 
 async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | null> {
   const row = await db.selectFrom('fbb_file_blobs').select('fbb_mime_type').where('fbb_file_blob_id', '=', blobId).executeTakeFirstOrThrow();
@@ -69,12 +70,15 @@ export default defineAction({
       if (dest.sealed) {
         // Sealed content is written only by its owner with the vault open, refused before any byte is sent;
         // it is never deduplicated (its blob is its own ciphertext) and its name waits sealed.
-        const open = await requireOwnerUnlocked(ctx, dest.ownerUserId);
+        await requireOwnerUnlocked(ctx, dest.ownerUserId);
+        // Sealed to the key current when the upload row commits (a rotation waits for it, then re-seals it).
+        const vault = await lockVault(db, dest.ownerUserId, 'seal');
+        if (!vault) throw driveRefusal('vault_locked', 'Set up and unlock your vault first');
         // Its bytes are sealed as each chunk arrives, to a keypair of the upload's own (sealed-parts.ts).
-        sealKeys = (partName) => newUploadKeys(open.vault.publicKey, partName);
+        sealKeys = (partName) => newUploadKeys(vault.publicKey, partName);
         if (name !== null) {
           const plainName = name;
-          sealName = (partName) => sealUploadName(open.vault, partName, plainName);
+          sealName = (partName) => sealUploadName(vault, partName, plainName);
         }
       }
       const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });

@@ -3,11 +3,10 @@ import { verifySecret } from '../../accounts/passwords.js';
 import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
 import { SUPPORTED_ALGORITHMS, USER_VERIFICATION, userHandleOf } from '../../accounts/passkeys/relying-party.js';
-import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
-import { businessError, validationError } from '../../http/errors.js';
+import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, relyingParty, webOf } from './shared.js';
+import { BROWSER_ONLY, refuseLoginAs, relyingParty, requireRecentPasskeyStepUp, webOf } from './shared.js';
 
 /**
  * Begins enrolling a passkey. The first one needs the account password; once the user has one, a passkey
@@ -24,7 +23,7 @@ export default defineAction({
     const me = actingUser(user);
     const w = webOf(web);
     // A staff member signed in as this member must not leave a credential of their own on the account.
-    if (principal?.loginAsBy) throw businessError('Passkeys cannot be enrolled while signed in on behalf of a member', { reason: 'login_as' });
+    refuseLoginAs(principal, 'Passkeys cannot be enrolled');
     const existing = await passkeysOf(db, me.usr_user_id);
     if (existing.length === 0) {
       if (!input.current_password) throw validationError({ current_password: 'is required to enroll your first passkey' });
@@ -33,8 +32,8 @@ export default defineAction({
         await recordFailedAuth();
         throw validationError({ current_password: 'is incorrect' });
       }
-    } else if (!hasRecentStepUp(session, me.usr_user_id, clock, settings.int('passkey_stepup_window_seconds'))) {
-      throw businessError('Confirm with one of your passkeys first', { reason: 'stepup_required' });
+    } else {
+      requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
     }
     const rp = relyingParty(w, settings);
     const options = await generateRegistrationOptions({

@@ -1,24 +1,32 @@
 import { passkeyOfUser, revokePasskey } from '../../accounts/passkeys/credentials.js';
 import { firstRevokeVeto } from '../../accounts/passkeys/vetoes.js';
+import { retirePasskeyWraps } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY } from './shared.js';
+import { BROWSER_ONLY, refuseLoginAs, requireRecentPasskeyStepUp } from './shared.js';
 
-/** Revokes one of the caller's own passkeys, unless a registered consumer (the vault's unlocker floor) vetoes it. */
+/**
+ * Revokes one of the caller's own passkeys, unless a registered consumer (the vault's unlocker floor) vetoes
+ * it. Like enrolment it needs a recent passkey step-up and is refused under login-as; the passkey's wraps
+ * of the vault key are destroyed with it.
+ */
 export default defineAction({
   name: 'passkey_revoke',
-  description: 'Revoke one of your passkeys',
+  description: 'Revoke one of your passkeys; needs a recent step-up',
   auth: BROWSER_ONLY,
   mutates: true,
   input: { passkey_id: { type: 'int', required: true, min: 1 } },
-  async run({ input, user, db, clock }) {
+  async run({ input, user, principal, db, clock, settings, session }) {
     const me = actingUser(user);
+    refuseLoginAs(principal, 'Passkeys cannot be revoked');
+    requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
     const passkey = await passkeyOfUser(db, me.usr_user_id, input.passkey_id);
     if (!passkey) throw businessError('No such passkey', { reason: 'not_found' });
     const veto = await firstRevokeVeto(db, { userId: me.usr_user_id, passkeyId: passkey.id });
     if (veto) throw businessError(veto.message, { reason: veto.reason });
     await revokePasskey(db, passkey.id, clock.now());
+    await retirePasskeyWraps(db, passkey.id, clock.now());
     return { data: { revoked: true, passkey_id: passkey.id }, message: 'Passkey removed.' };
   },
 });

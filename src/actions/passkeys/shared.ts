@@ -1,5 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { relyingPartyOf, type RelyingParty } from '../../accounts/passkeys/relying-party.js';
+import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
+import type { Clock } from '../../lib/clock.js';
 import { authError, businessError } from '../../http/errors.js';
 import type { Settings } from '../../settings/store.js';
 import type { WebContext } from '../define.js';
@@ -70,4 +72,19 @@ export function ceremonyRefusal(kind: 'missing' | 'expired') {
 export function prfEnabled(results: unknown): boolean {
   const prf = (results as { prf?: { enabled?: unknown } } | null)?.prf;
   return prf?.enabled === true;
+}
+
+/**
+ * A staff member signed in as a member (login-as) must not change the member's credentials: 422
+ * ActionError login_as. `what` completes "… cannot be … while signed in on behalf of a member".
+ */
+export function refuseLoginAs(principal: { loginAsBy?: unknown } | null, what: string): void {
+  if (principal?.loginAsBy) throw businessError(`${what} while signed in on behalf of a member`, { reason: 'login_as' });
+}
+
+/** A passkey step-up within passkey_stepup_window_seconds, or 422 ActionError stepup_required. */
+export function requireRecentPasskeyStepUp(ctx: { session: Record<string, unknown> | null; clock: Clock; settings: Settings }, userId: number): void {
+  if (!hasRecentStepUp(ctx.session, userId, ctx.clock, ctx.settings.int('passkey_stepup_window_seconds'))) {
+    throw businessError('Confirm with one of your passkeys first', { reason: 'stepup_required' });
+  }
 }

@@ -6,7 +6,7 @@ import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
 import { verifySecret } from '../../accounts/passwords.js';
 import { PRF_SALT } from '../../accounts/vault/crypto.js';
 import { installVaultVetoes } from '../../accounts/vault/unlockers.js';
-import { vaultOf, type Vault } from '../../accounts/vault/vaults.js';
+import { lockVault, vaultOf, type Vault } from '../../accounts/vault/vaults.js';
 import type { OpenVault } from '../../accounts/vault/window.js';
 import type { PrincipalUser } from '../../http/auth/principal.js';
 import { businessError, validationError } from '../../http/errors.js';
@@ -58,8 +58,13 @@ export async function requirePassword(ctx: Ctx, me: PrincipalUser, password: str
   }
 }
 
-/** The open window's secret for this user (counts as a decrypt), or 422 vault_locked. */
+/**
+ * The open window's secret for this user (counts as a decrypt), or 422 vault_locked. In a transaction (an
+ * action that writes wraps of the secret) the vault row is held shared first (lockVault): the secret is of
+ * the generation current until the commit, never one a concurrent rotation is retiring.
+ */
 export async function requireUnlocked(ctx: Pick<Ctx, 'db'>, web: WebContext, userId: number): Promise<OpenVault> {
+  if (ctx.db.isTransaction) await lockVault(ctx.db, userId, 'seal');
   const open = await web.vault.unsealFor(ctx.db, userId);
   if (!open) throw businessError('Unlock your vault first', { reason: 'vault_locked' });
   return open;

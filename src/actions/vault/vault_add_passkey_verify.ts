@@ -25,7 +25,7 @@ export default defineAction({
     if ((await currentUnlockers(ctx.db, vault)).passkeys.some((w) => w.passkeyId === passkey.id)) {
       throw businessError('This passkey already unlocks your vault', { reason: 'already_added' });
     }
-    await insertPasskeyWrap(ctx.db, vault, vault.generation, open.secretKey, passkey.id, prf, ctx.clock.now());
+    await insertPasskeyWrap(ctx.db, open.vault, open.vault.generation, open.secretKey, passkey.id, prf, ctx.clock.now());
     const times = await web.vault.times(ctx.db, me.usr_user_id);
     return { data: await vaultStatus(ctx.db, me.usr_user_id, { unlocked: times !== null, times }), message: 'Passkey added to your vault.' };
   },

@@ -20,7 +20,7 @@ export default defineAction({
     const open = await requireUnlocked(ctx, web, me.usr_user_id);
     const now = ctx.clock.now();
     const old = await liveWraps(ctx.db, vault.id, { type: 'passphrase' });
-    await insertPassphraseWrap(ctx.db, vault, vault.generation, open.secretKey, ctx.input.passphrase, now);
+    await insertPassphraseWrap(ctx.db, open.vault, open.vault.generation, open.secretKey, ctx.input.passphrase, now);
     await retireWraps(ctx.db, old.map((w) => w.id), now);
     const times = await web.vault.times(ctx.db, me.usr_user_id);
     return { data: await vaultStatus(ctx.db, me.usr_user_id, { unlocked: times !== null, times }), message: 'Passphrase saved.' };

@@ -19,7 +19,7 @@ export default defineAction({
     const open = await requireUnlocked(ctx, web, me.usr_user_id);
     const now = ctx.clock.now();
     const old = await liveWraps(ctx.db, vault.id, { type: 'recovery' });
-    const codes = await insertRecoveryCodes(ctx.db, vault, vault.generation, open.secretKey, now);
+    const codes = await insertRecoveryCodes(ctx.db, open.vault, open.vault.generation, open.secretKey, now);
     await retireWraps(ctx.db, old.map((w) => w.id), now);
     const times = await web.vault.times(ctx.db, me.usr_user_id);
     return {

@@ -1,6 +1,6 @@
-import { rotateVault } from '../../accounts/vault/rotation.js';
+import { rotateVault, VaultRotatedError } from '../../accounts/vault/rotation.js';
 import { currentUnlockers, vaultStatus } from '../../accounts/vault/unlockers.js';
-import { vaultOf } from '../../accounts/vault/vaults.js';
+import { lockVault } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
@@ -12,13 +12,15 @@ import {
   credentialOf,
   prfOutputOf,
   requirePassword,
-  requireUnlocked,
   requireVault,
   takeCeremony,
   verifiedPasskey,
   webOf,
 } from './shared.js';
 import { PASSPHRASE_MIN } from './vault_setup_verify.js';
+
+const rotatedMeanwhile = () =>
+  businessError('Your vault key was rotated in another session meanwhile; unlock your vault with the new key to rotate again', { reason: 'vault_rotated' });
 
 /**
  * Completes a rotation: proof by a passkey that unlocks the vault (with its PRF output, so the new
@@ -38,8 +40,12 @@ export default defineAction({
     const web = webOf(ctx.web);
     await requireVault(ctx, me.usr_user_id);
     const challenge = await takeCeremony(ctx, web, me, 'vault_rotate');
-    const open = await requireUnlocked(ctx, web, me.usr_user_id);
-    const vault = (await vaultOf(db, me.usr_user_id, { forUpdate: true }))!;
+    // One rotation of a vault at a time: the row is held from here to the commit, and the window is read
+    // under it, so a rotation that waited for another one finds its window's key retired and is refused.
+    const vault = (await lockVault(db, me.usr_user_id, 'rotate'))!;
+    const open = await web.vault.unsealFor(db, me.usr_user_id);
+    if (!open && web.vault.closedByRotation) throw rotatedMeanwhile();
+    if (!open) throw businessError('Unlock your vault first', { reason: 'vault_locked' });
     let passkey: { id: number; prf: Buffer } | undefined;
     const credential = credentialOf(input);
     if (credential) {
@@ -52,7 +58,11 @@ export default defineAction({
     } else {
       await requirePassword(ctx, me, input.password);
     }
-    const rotated = await rotateVault(db, vault, open.secretKey, { ...(passkey ? { passkey } : {}), ...(input.passphrase ? { passphrase: input.passphrase } : {}) }, ctx.clock.now());
+    const rotated = await rotateVault(db, vault, open.secretKey, { ...(passkey ? { passkey } : {}), ...(input.passphrase ? { passphrase: input.passphrase } : {}) }, ctx.clock.now()).catch(
+      (e: unknown) => {
+        throw e instanceof VaultRotatedError ? rotatedMeanwhile() : e;
+      },
+    );
     await web.vault.openWith(db, rotated.vault, rotated.secretKey);
     const status = await vaultStatus(db, me.usr_user_id, { unlocked: true, times: await web.vault.times(db, me.usr_user_id) });
     return {

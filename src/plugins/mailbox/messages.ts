@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import { newContentKey, read, resealContentKey, sealField, type SealedReader } from '../../accounts/vault/sealed.js';
-import { vaultOf } from '../../accounts/vault/vaults.js';
+import { lockVault, type Vault } from '../../accounts/vault/vaults.js';
 import type { DB } from '../../db/types.js';
+import { inTransaction } from '../../tiers/transaction.js';
 import { folderOf, type Mailbox } from './mailboxes.js';
 import { mailboxDb, type DeliveryEventKind } from './tables.js';
 
@@ -17,10 +18,19 @@ export const LOCKED = '(locked)';
 
 export class MailboxSealError extends Error {}
 
-/** Seals the content of message `id` to its owner's vault: the sealed key and the sealed columns. */
-export async function sealContent(db: Kysely<DB>, ownerUserId: number, id: number, content: MessageContent): Promise<MessageContent & { mbm_sealed_key: string }> {
-  const vault = await vaultOf(db, ownerUserId);
+/**
+ * The owner's vault to seal to, held shared until the caller's transaction commits (lockVault), so a
+ * rotation cannot switch the key between this read and the commit of the sealed row. Taken before the
+ * transaction writes any row of the mailbox.
+ */
+async function vaultToSealTo(db: Kysely<DB>, ownerUserId: number): Promise<Vault> {
+  const vault = await lockVault(db, ownerUserId, 'seal');
   if (!vault) throw new MailboxSealError('the mailbox owner has no vault to seal to');
+  return vault;
+}
+
+/** Seals the content of message `id` to this vault (from vaultToSealTo): the sealed key and the sealed columns. */
+export function sealContent(vault: Vault, id: number, content: MessageContent): MessageContent & { mbm_sealed_key: string } {
   const record = { table: MESSAGE_TABLE, id };
   const { contentKey, sealedKey } = newContentKey(vault, record);
   const out = { mbm_sealed_key: sealedKey } as MessageContent & { mbm_sealed_key: string };
@@ -78,6 +88,10 @@ async function threadByHeaders(db: Kysely<DB>, mailboxId: number, ids: string[])
  * Message-ID within the mailbox, sealed when the mailbox is above standard. Runs in the caller's transaction.
  */
 export async function deliver(db: Kysely<DB>, box: Mailbox, m: NewMessage): Promise<Delivered> {
+  const sealed = box.level !== 'standard';
+  // Sealed delivery reads the vault key and writes the sealed row in one transaction.
+  if (sealed && !db.isTransaction) return inTransaction(db, (trx) => deliver(trx, box, m));
+  const vault = sealed ? await vaultToSealTo(db, box.ownerUserId) : null;
   const mdb = mailboxDb(db);
   if (m.messageIdHeader) {
     const found = await existing(db, box.id, m.messageIdHeader);
@@ -116,7 +130,6 @@ export async function deliver(db: Kysely<DB>, box: Mailbox, m: NewMessage): Prom
     mbm_body: m.body,
     mbm_hops: m.hops.length > 0 ? JSON.stringify(m.hops) : null,
   };
-  const sealed = box.level !== 'standard';
   const inserted = await mdb
     .insertInto('mbm_mailbox_messages')
     .values({
@@ -135,8 +148,8 @@ export async function deliver(db: Kysely<DB>, box: Mailbox, m: NewMessage): Prom
     .returning('mbm_mailbox_message_id')
     .executeTakeFirstOrThrow();
   const messageId = inserted.mbm_mailbox_message_id;
-  if (sealed) {
-    await mdb.updateTable('mbm_mailbox_messages').set(await sealContent(db, box.ownerUserId, messageId, content)).where('mbm_mailbox_message_id', '=', messageId).execute();
+  if (vault) {
+    await mdb.updateTable('mbm_mailbox_messages').set(sealContent(vault, messageId, content)).where('mbm_mailbox_message_id', '=', messageId).execute();
   }
   if (m.event) {
     await mdb
@@ -204,14 +217,18 @@ export async function resealBatch(db: Kysely<DB>, batch = 200): Promise<number> 
     .orderBy('mbm_mailbox_message_id')
     .limit(batch)
     .execute();
+  // One transaction per message: the vault key is read under the vault's shared lock and the sealed row
+  // committed before a rotation can switch the key (a rotation waits, then re-seals it).
   for (const r of rows) {
-    const sealedValues = await sealContent(db, r.mbx_usr_user_id, r.mbm_mailbox_message_id, r);
-    await mdb
-      .updateTable('mbm_mailbox_messages')
-      .set(sealedValues)
-      .where('mbm_mailbox_message_id', '=', r.mbm_mailbox_message_id)
-      .where('mbm_sealed_key', 'is', null)
-      .execute();
+    await inTransaction(db, async (trx) => {
+      const vault = await vaultToSealTo(trx, r.mbx_usr_user_id);
+      await mailboxDb(trx)
+        .updateTable('mbm_mailbox_messages')
+        .set(sealContent(vault, r.mbm_mailbox_message_id, r))
+        .where('mbm_mailbox_message_id', '=', r.mbm_mailbox_message_id)
+        .where('mbm_sealed_key', 'is', null)
+        .execute();
+    });
   }
   return rows.length;
 }

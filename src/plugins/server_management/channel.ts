@@ -6,7 +6,7 @@ import type { Services } from '../../services.js';
 import { strictBody, type BodySpec } from './body.js';
 import { claimNodeJob, MAX_JOB_JSON_BYTES, recordJobResult, RESULT_STATUSES, type ResultStatus } from './jobs.js';
 import { findNode, joinNode, setNodeStatus, touchNode, useNonce, type ManagedNode } from './nodes.js';
-import { fingerprint, MAX_SKEW_SECONDS, rawPublicKey, verifySignature } from './signature.js';
+import { canonicalPublicKey, fingerprint, MAX_SKEW_SECONDS, rawPublicKey, verifySignature } from './signature.js';
 
 /** Every agent request body is at most this; a larger one is 400 ValidationError before anything else is read. */
 export const AGENT_BODY_LIMIT = 256 * 1024;
@@ -42,12 +42,22 @@ function header(request: FastifyRequest, name: string): string | null {
   return typeof v === 'string' ? v : null;
 }
 
+/** A join is signed with node id 0: the node has no id until the join answers. */
+export const JOIN_NODE_ID = '0';
+
+interface SignatureHeaders {
+  nodeId: string;
+  timestamp: string;
+  nonce: string;
+  signature: string;
+  sentMs: number;
+}
+
 /**
- * The node that signed this request, or 401 AuthenticationError: headers present and well formed, the
- * timestamp within MAX_SKEW_SECONDS of the server's clock, a known node, a valid Ed25519 signature over the
- * canonical message for this endpoint's fixed path, and a nonce the node has not used within the window.
+ * The four signature headers, present, well formed, and with a timestamp within MAX_SKEW_SECONDS of the
+ * server's clock; otherwise 401 AuthenticationError. `join` carries node id 0, every other call its own.
  */
-async function verifiedNode(services: Services, request: FastifyRequest, endpoint: Endpoint, body: Buffer): Promise<ManagedNode> {
+function signatureHeaders(services: Services, request: FastifyRequest, endpoint: Endpoint): SignatureHeaders {
   const nodeId = header(request, HEADER_NODE);
   const timestamp = header(request, HEADER_TIMESTAMP);
   const nonce = header(request, HEADER_NONCE);
@@ -55,19 +65,35 @@ async function verifiedNode(services: Services, request: FastifyRequest, endpoin
   if (nodeId === null || timestamp === null || nonce === null || signature === null) {
     throw authError(401, 'Agent requests carry X-Service-Agent-Node, -Timestamp, -Nonce and -Signature');
   }
-  if (!/^[1-9]\d{0,15}$/.test(nodeId) || !/^\d{1,12}$/.test(timestamp) || !/^[A-Za-z0-9_-]{16,64}$/.test(nonce)) {
+  const nodeIdShape = endpoint === 'join' ? /^0$/ : /^[1-9]\d{0,15}$/;
+  if (!nodeIdShape.test(nodeId) || !/^\d{1,12}$/.test(timestamp) || !/^[A-Za-z0-9_-]{16,64}$/.test(nonce)) {
     throw authError(401, 'Malformed agent signature headers');
   }
-  const nowMs = services.clock.nowMs();
   const sentMs = Number(timestamp) * 1000;
-  if (Math.abs(nowMs - sentMs) > MAX_SKEW_SECONDS * 1000) throw authError(401, `The request's timestamp is more than ${MAX_SKEW_SECONDS} seconds from the server's clock`);
-  const node = await findNode(services.db, Number(nodeId));
+  if (Math.abs(services.clock.nowMs() - sentMs) > MAX_SKEW_SECONDS * 1000) throw authError(401, `The request's timestamp is more than ${MAX_SKEW_SECONDS} seconds from the server's clock`);
+  return { nodeId, timestamp, nonce, signature, sentMs };
+}
+
+/** Whether the headers' signature is `publicKey`'s over the canonical message of this request. */
+function signedBy(publicKey: string, h: SignatureHeaders, endpoint: Endpoint, body: Buffer): boolean {
   const path = `${AGENT_PATH_PREFIX}/${endpoint}`;
+  return verifySignature(publicKey, { method: 'POST', path, nodeId: h.nodeId, timestamp: h.timestamp, nonce: h.nonce, body }, h.signature);
+}
+
+/** How long a nonce is remembered: past the latest moment its timestamp is still accepted. */
+const nonceExpiry = (h: SignatureHeaders) => new Date(h.sentMs + (MAX_SKEW_SECONDS + 1) * 1000);
+
+/**
+ * The node that signed this request, or 401 AuthenticationError: the signature headers (above), a known
+ * node, a valid Ed25519 signature over the canonical message for this endpoint's fixed path, and a nonce
+ * the node has not used within the window.
+ */
+async function verifiedNode(services: Services, request: FastifyRequest, endpoint: Endpoint, body: Buffer): Promise<ManagedNode> {
+  const h = signatureHeaders(services, request, endpoint);
+  const node = await findNode(services.db, Number(h.nodeId));
   // An unknown node and a bad signature get the same answer.
-  if (!node || !verifySignature(node.publicKey, { method: 'POST', path, nodeId, timestamp, nonce, body }, signature)) {
-    throw authError(401, 'Agent signature verification failed');
-  }
-  const fresh = await useNonce(services.db, node.id, nonce, services.clock.now(), new Date(sentMs + (MAX_SKEW_SECONDS + 1) * 1000));
+  if (!node || !signedBy(node.publicKey, h, endpoint, body)) throw authError(401, 'Agent signature verification failed');
+  const fresh = await useNonce(services.db, node.id, h.nonce, services.clock.now(), nonceExpiry(h));
   if (!fresh) throw authError(401, 'This nonce was already used');
   await touchNode(services.db, node.id, request.ip, services.clock.now());
   return node;
@@ -115,17 +141,27 @@ export async function agentChannel(api: FastifyInstance, services: Services): Pr
       return handle(request, rawBody(request));
     });
 
+  // A join proves possession of the key it joins with: signed like every other call, by the key in its
+  // body, with node id 0. The key is stored in one spelling; a revoked key never joins again.
   route('join', async (request, raw) => {
+    const h = signatureHeaders(services, request, 'join');
     const body = strictBody(raw, BODIES.join) as { claimed_name: string; agent_public_key: string; agent_version: string };
     const key = rawPublicKey(body.agent_public_key);
     if (!key) throw new ApiError(422, 'ValidationError', 'Input validation failed', { validationErrors: { agent_public_key: 'must be the base64 of a raw 32-byte Ed25519 public key' } });
-    const node = await joinNode(services.db, {
-      claimedName: body.claimed_name.trim(),
-      publicKey: body.agent_public_key,
-      fingerprint: fingerprint(key),
-      agentVersion: body.agent_version.trim(),
-      ip: request.ip,
-      now: services.clock.now(),
+    const publicKey = canonicalPublicKey(key);
+    if (!signedBy(publicKey, h, 'join', raw)) throw authError(401, 'Agent signature verification failed');
+    const node = await services.db.transaction().execute(async (trx) => {
+      const joined = await joinNode(trx, {
+        claimedName: body.claimed_name.trim(),
+        publicKey,
+        fingerprint: fingerprint(key),
+        agentVersion: body.agent_version.trim(),
+        ip: request.ip,
+        now: services.clock.now(),
+      });
+      if (joined === 'revoked') throw authError(403, 'This key was revoked: make a new key and join with it');
+      if (!(await useNonce(trx, joined.id, h.nonce, services.clock.now(), nonceExpiry(h)))) throw authError(401, 'This nonce was already used');
+      return joined;
     });
     return success({ node_id: node.id, status: node.status, fingerprint: node.fingerprint }, node.status === 'pending' ? 'Waiting for approval.' : `Node is ${node.status}.`);
   });

@@ -13,10 +13,20 @@ const json = (schema: JsonSchema) => ({ required: false, content: { 'application
 
 const signedHeaders = [
   { name: 'X-Service-Agent-Node', in: 'header', required: true, schema: { type: 'string', pattern: '^[1-9][0-9]*$' }, description: 'the node id join returned' },
+  ...timeHeaders(),
+];
+const joinHeaders = [
+  { name: 'X-Service-Agent-Node', in: 'header', required: true, schema: { type: 'string', const: '0' }, description: '0: a joining node has no id yet' },
+  ...timeHeaders(),
+];
+
+function timeHeaders() {
+  return [
   { name: 'X-Service-Agent-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: `unix seconds; more than ${MAX_SKEW_SECONDS} s from the server's clock is refused` },
   { name: 'X-Service-Agent-Nonce', in: 'header', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' }, description: 'unique per request; a nonce seen within the window is refused' },
-  { name: 'X-Service-Agent-Signature', in: 'header', required: true, schema: str, description: 'base64 Ed25519 signature of the canonical message' },
-];
+    { name: 'X-Service-Agent-Signature', in: 'header', required: true, schema: str, description: 'base64 Ed25519 signature of the canonical message' },
+  ];
+}
 
 const row = (status: number, errortype: ErrorRow['errortype'], meaning: string): ErrorRow => ({ status, errortype, meaning });
 const bodyRows = [row(400, 'ValidationError', `body larger than ${AGENT_BODY_LIMIT} bytes, or not a JSON object`), row(422, 'ValidationError', 'an undeclared, missing or invalid field; validation_errors names it')];
@@ -33,12 +43,15 @@ const nodeAnswer = obj({ node_id: id, status: nodeStatus, fingerprint: str });
 /** The /agent channel in the API document, while server_management is active. */
 export const AGENT_DOCS: FixedEndpoint[] = [
   {
-    path: '/agent/join', method: 'post', operationId: 'agentJoin', tag: 'Plugin: server_management', summary: "A managed node's agent joins with its Ed25519 public key (unsigned)",
-    security: SECURITY.none,
+    path: '/agent/join', method: 'post', operationId: 'agentJoin', tag: 'Plugin: server_management', summary: "A managed node's agent joins with its Ed25519 public key, signed by that key",
+    security: SECURITY.none, parameters: joinHeaders,
     body: { required: true, content: { 'application/json': obj({ claimed_name: { type: 'string', minLength: 1, maxLength: 100 }, agent_public_key: { type: 'string', description: 'base64 of the raw 32-byte Ed25519 public key' }, agent_version: { type: 'string', minLength: 1, maxLength: 40 } }) } },
     data: nodeAnswer,
-    errors: [...ERROR_ROWS.transport, ...bodyRows],
-    description: 'A new key gets a pending node; the same key joining again gets the same node. A superadmin approves it (`npx gatehouse node approve ID`) after comparing the fingerprint with the one the agent shows. Metered by the api_agent bucket.',
+    errors: [
+      ...signedRows,
+      row(403, 'AuthenticationError', 'the key was revoked: it never joins again (make a new key)'),
+    ],
+    description: `Signed by the key being joined (proof of possession), as the other calls are, with node id 0. A new key gets a pending node; the same key joining again (in any base64 spelling: the key is stored canonically) gets the same node. A superadmin approves it (\`npx gatehouse node approve ID\`) after comparing the fingerprint with the one the agent shows. ${SIGNING}`,
   },
   { path: '/agent/join_status', method: 'post', operationId: 'agentJoinStatus', tag: 'Plugin: server_management', summary: "The node's approval status", security: SECURITY.none, parameters: signedHeaders, body: json(obj({})), data: nodeAnswer, errors: signedRows, description: SIGNING },
   {

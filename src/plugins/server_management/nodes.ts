@@ -61,6 +61,7 @@ export async function findNode(db: Kysely<DB>, id: number): Promise<ManagedNode 
 
 export interface JoinInput {
   claimedName: string;
+  /** The canonical base64 of the raw key (see canonicalPublicKey): one spelling per key. */
   publicKey: string;
   fingerprint: string;
   agentVersion: string;
@@ -69,11 +70,28 @@ export interface JoinInput {
 }
 
 /**
- * A node for this public key: a new one is pending; the same key joining again gets the same node, with
- * its name and version refreshed. A node that left joins again as pending; a revoked one stays revoked.
+ * A node for this public key, in the caller's transaction: a new one is pending; the same key (known by
+ * its fingerprint, whatever spelling an older row kept) joining again gets the same node, with its name
+ * and version refreshed. A node that left joins again as pending. A revoked key never joins again:
+ * 'revoked' (the agent must make a new key).
  */
-export async function joinNode(db: Kysely<DB>, input: JoinInput): Promise<ManagedNode> {
-  const row = await nodeDb(db)
+export async function joinNode(db: Kysely<DB>, input: JoinInput): Promise<ManagedNode | 'revoked'> {
+  const ndb = nodeDb(db);
+  const known = await ndb.selectFrom('smn_managed_nodes').select(COLUMNS).where('smn_fingerprint', '=', input.fingerprint).orderBy('smn_managed_node_id').forUpdate().execute();
+  if (known.some((r) => r.smn_status === 'revoked')) return 'revoked';
+  const refresh = {
+    smn_claimed_name: input.claimedName,
+    smn_agent_version: input.agentVersion,
+    smn_status: sql<NodeStatus>`case when smn_managed_nodes.smn_status = 'left' then 'pending' else smn_managed_nodes.smn_status end`,
+    smn_last_contact_time: input.now,
+    smn_last_ip: input.ip,
+    smn_update_time: input.now,
+  };
+  if (known.length > 0) {
+    const row = await ndb.updateTable('smn_managed_nodes').set(refresh).where('smn_managed_node_id', '=', known[0]!.smn_managed_node_id).returning(COLUMNS).executeTakeFirstOrThrow();
+    return toNode(row);
+  }
+  const row = await ndb
     .insertInto('smn_managed_nodes')
     .values({
       smn_claimed_name: input.claimedName,
@@ -86,16 +104,8 @@ export async function joinNode(db: Kysely<DB>, input: JoinInput): Promise<Manage
       smn_create_time: input.now,
       smn_update_time: input.now,
     })
-    .onConflict((oc) =>
-      oc.column('smn_public_key').doUpdateSet({
-        smn_claimed_name: input.claimedName,
-        smn_agent_version: input.agentVersion,
-        smn_status: sql<NodeStatus>`case when smn_managed_nodes.smn_status = 'left' then 'pending' else smn_managed_nodes.smn_status end`,
-        smn_last_contact_time: input.now,
-        smn_last_ip: input.ip,
-        smn_update_time: input.now,
-      }),
-    )
+    // Two first joins of one key at once: the second finds the first's row.
+    .onConflict((oc) => oc.column('smn_public_key').doUpdateSet(refresh))
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
   return toNode(row);

@@ -24,7 +24,16 @@ export function canonicalMessage(p: SignedParts): string {
   return [MESSAGE_TAG, p.method.toUpperCase(), p.path, p.nodeId, p.timestamp, p.nonce, bodyHash].join('\n');
 }
 
-/** The raw 32-byte key of a base64 string, or null when it is not exactly that. */
+/** The one spelling of a raw key that is stored and compared: standard base64 of its 32 bytes, padded. */
+export function canonicalPublicKey(raw: Buffer): string {
+  return raw.toString('base64');
+}
+
+/**
+ * The raw 32-byte key of a base64 string, or null when it is not exactly that. Base64 has several
+ * spellings of 32 bytes (the last character's two spare bits are ignored by decoders): callers store and
+ * compare canonicalPublicKey of the result, never the string as sent.
+ */
 export function rawPublicKey(base64: string): Buffer | null {
   if (!/^[A-Za-z0-9+/]{43}=$/.test(base64)) return null;
   const raw = Buffer.from(base64, 'base64');

@@ -11,7 +11,7 @@ import {
   type ClaimOutcome,
   type StoredResponse,
 } from '../../actions/idempotency.js';
-import { isSealedCopy, openSealedCopy, sealedCopy } from '../../accounts/vault/sealed-replay.js';
+import { isSealedCopy, openSealedCopy, sealedCopy, sealedCopyAd } from '../../accounts/vault/sealed-replay.js';
 import type { Principal } from '../../http/auth/principal.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
 import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
@@ -96,8 +96,6 @@ async function replayStored(services: Services, request: FastifyRequest, reply: 
   const body = await openSealedCopy(services.db, window, principal?.user?.usr_user_id ?? null, response.body, sealedCopyAd(claim));
   return sendStored(reply, response.status, body, true);
 }
-
-const sealedCopyAd = (claim: { scope: string; keyHash: string }) => `aik:${claim.scope}:${claim.keyHash}`;
 
 function sendStored(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
   if (replayed) reply.header('idempotency-replayed', 'true');
@@ -204,7 +202,10 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     } else {
       const result = await action.run(context(db));
       text = respond(result);
-      if (claimId !== null) await store.store(claimId, { status, body: await storedCopy(db, result, text) });
+      // A sealed copy is sealed and stored in one transaction (it holds the vault row shared: lockVault).
+      const id = claimId;
+      if (id !== null && result.sealedFor) await db.transaction().execute(async (trx) => store.store(id, { status, body: await storedCopy(trx, result, text) }, trx));
+      else if (id !== null) await store.store(id, { status, body: text });
     }
   } catch (e) {
     // A refusal the logic decided (a 4xx) is the request's answer and is kept for replay; anything else

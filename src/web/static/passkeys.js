@@ -161,6 +161,13 @@ document.addEventListener('DOMContentLoaded', function () {
     confirmBox.hidden = true;
     pendingRemoval = null;
     api.post('passkey_revoke', { passkey_id: id })
+      .catch(function (err) {
+        // Removing a passkey needs a recent step-up too: confirm, then ask again.
+        if (err.data && err.data.reason === 'stepup_required') {
+          return stepUp().then(function () { return api.post('passkey_revoke', { passkey_id: id }); });
+        }
+        throw err;
+      })
       .then(function () { done('removed'); })
       .catch(fail);
   });
