@@ -148,7 +148,7 @@ const MB = 1024 * 1024;
 describe('the SMTP receiver', () => {
   let receiver: SmtpReceiver;
   let parses = 0;
-  const limits = { mailbox_smtp_max_message_bytes: MB, mailbox_smtp_max_clients: 100, mailbox_smtp_max_clients_per_ip: 100, mailbox_smtp_max_recipients: 50, mailbox_smtp_rate_limit_messages: 1000, mailbox_smtp_rate_limit_window: 3600 };
+  const limits = { mailbox_smtp_max_message_bytes: MB, mailbox_smtp_max_buffered_bytes: 64 * MB, mailbox_smtp_max_clients: 100, mailbox_smtp_max_clients_per_ip: 100, mailbox_smtp_max_recipients: 50, mailbox_smtp_rate_limit_messages: 1000, mailbox_smtp_rate_limit_window: 3600 };
   const setLimits = async (over: Partial<typeof limits> = {}) => {
     for (const [name, value] of Object.entries({ ...limits, ...over })) await t.services.settings.set(name, value);
   };
@@ -257,6 +257,41 @@ describe('the SMTP receiver', () => {
     }
     const list = await action(t, k.headers, 'mailbox/thread_list', {});
     expect(list.json.data.threads.map((x: { subject: string }) => x.subject)).toEqual(['small']);
+  });
+
+  it('holds at most mailbox_smtp_max_buffered_bytes of messages being received together: a message past it is answered 452, and taken once the others are stored', async () => {
+    const { k, box } = await newMailbox();
+    await setLimits({ mailbox_smtp_max_buffered_bytes: 1.5 * MB });
+    const talks = [(await SmtpTalk.open(receiver.port)).talk, (await SmtpTalk.open(receiver.port)).talk];
+    const [first, second] = talks as [SmtpTalk, SmtpTalk];
+    const start = async (talk: SmtpTalk, subject: string) => {
+      expect(code(await talk.send('MAIL FROM:<far@away.example>'))).toBe(250);
+      expect(code(await talk.send(`RCPT TO:<${box.address}>`))).toBe(250);
+      expect(code(await talk.send('DATA'))).toBe(354);
+      talk.socket.write(`Subject: ${subject}\r\n\r\n`);
+      await talk.body(0.85 * MB);
+    };
+    const finish = (talk: SmtpTalk) => {
+      const reply = talk.reply();
+      talk.socket.write('.\r\n');
+      return reply.then(code);
+    };
+    try {
+      for (const talk of talks) await talk.send('EHLO probe.example');
+      await start(first, 'first');
+      await expect.poll(() => receiver.bufferedBytes()).toBeGreaterThan(0.85 * MB);
+      await start(second, 'second');
+      expect(await finish(second)).toBe(452);
+      expect(await finish(first)).toBe(250);
+      expect(receiver.bufferedBytes()).toBe(0);
+      await start(second, 'second');
+      expect(await finish(second)).toBe(250);
+    } finally {
+      for (const talk of talks) talk.close();
+      await setLimits();
+    }
+    const list = await action(t, k.headers, 'mailbox/thread_list', {});
+    expect(list.json.data.threads.map((x: { subject: string }) => x.subject).sort()).toEqual(['first', 'second']);
   });
 
   it('holds at most mailbox_smtp_max_clients connections, and mailbox_smtp_max_clients_per_ip from one address (421 beyond)', async () => {

@@ -6,6 +6,7 @@ export const mailboxSettings: SettingDefinition[] = [
   { name: 'mailbox_smtp_port', type: 'integer', default: 0, min: 0, max: 65535, description: 'Port of the inbound SMTP receiver; 0 keeps it off' },
   { name: 'mailbox_smtp_host', type: 'string', default: '127.0.0.1', maxLength: 255, description: 'Address the inbound SMTP receiver listens on' },
   { name: 'mailbox_smtp_max_message_bytes', type: 'integer', default: 30 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024, description: 'Largest message the SMTP receiver accepts, bytes (advertised as SIZE; a larger declared SIZE is refused at MAIL FROM, a larger message with 552 and never held in memory)' },
+  { name: 'mailbox_smtp_max_buffered_bytes', type: 'integer', default: 256 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 * 1024, description: 'Bytes of all messages being received at once that the SMTP receiver holds in memory; a message that would go past it is answered 452 (try again later)' },
   { name: 'mailbox_smtp_max_clients', type: 'integer', default: 100, min: 1, max: 100_000, description: 'Connections the SMTP receiver holds at once; more are answered 421' },
   { name: 'mailbox_smtp_max_clients_per_ip', type: 'integer', default: 10, min: 1, max: 100_000, description: 'Connections the SMTP receiver holds at once from one client address; more are answered 421' },
   { name: 'mailbox_smtp_max_recipients', type: 'integer', default: 50, min: 1, max: 10_000, description: 'Recipients of one message the SMTP receiver takes; more RCPT TO are answered 452' },

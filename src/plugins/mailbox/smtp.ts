@@ -13,9 +13,10 @@ import { deliver } from './messages.js';
 //
 // Anyone who can reach the port can talk to it, so everything it holds is bounded by settings read at
 // each connection (mailbox_smtp_*): the SIZE it advertises (a larger declared SIZE is refused at MAIL
-// FROM; a message that outgrows it during DATA is no longer buffered, the rest is read and dropped,
-// and the answer is 552), connections at once (in all and per client address: 421), recipients per
-// message (452) and messages per client address per window (450 at MAIL FROM). A message is parsed
+// FROM; a message that outgrows it during DATA is no longer buffered, the rest is read and dropped, and
+// the answer is 552), the bytes all messages being received hold together (past them a message is
+// answered 452, to be retried), connections at once (in all and per client address: 421), recipients
+// per message (452) and messages per client address per window (450 at MAIL FROM). A message is parsed
 // once, before any database work, and stored with one short transaction per recipient mailbox, so a
 // large message to many mailboxes never holds the database for the parse (the embedded database has
 // one connection: a long transaction stalls every request).
@@ -28,6 +29,8 @@ export interface SmtpReceiver {
   port: number;
   /** Connections open at this moment. */
   openConnections(): number;
+  /** Bytes of messages being received that are held in memory now. */
+  bufferedBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -52,6 +55,8 @@ function limitsNow(settings: ReceiverServices['settings']) {
 export async function startSmtpReceiver(services: ReceiverServices, opts: ReceiverOptions): Promise<SmtpReceiver> {
   const { db, clock, settings } = services;
   const parse = opts.parse ?? parseInbound;
+  /** Bytes of messages being received, held in memory now (bounded by mailbox_smtp_max_buffered_bytes). */
+  let buffered = 0;
   const messages = new RateLimitBucket('smtp_messages', services.rateLimitStore, clock, settingsLimits(settings, 'mailbox_smtp_rate_limit_messages', 'mailbox_smtp_rate_limit_window'));
 
   /** Parses once, then stores the message in each recipient's mailbox, one short transaction each. */
@@ -102,31 +107,38 @@ export async function startSmtpReceiver(services: ReceiverServices, opts: Receiv
       );
     },
     onData(stream: SMTPServerDataStream, session, callback) {
-      // Bytes are held only while the message is within the limit; past it they are read and dropped.
+      // Bytes are held only while the message is within the limit, and while all messages being received
+      // together stay within mailbox_smtp_max_buffered_bytes; past either the rest is read and dropped.
       const limit = Number(options.size) || Infinity;
+      const budget = settings.int('mailbox_smtp_max_buffered_bytes');
       let chunks: Buffer[] = [];
       let held = 0;
-      let over = false;
+      let refusal: SmtpError | null = null;
       let answered = false;
+      const release = () => {
+        buffered -= held;
+        held = 0;
+        chunks = [];
+      };
       const answer = (err: SmtpError | null) => {
+        release();
         if (answered) return;
         answered = true;
         callback(err);
       };
       stream.on('data', (c: Buffer) => {
-        if (over) return;
-        if (stream.sizeExceeded || held + c.length > limit) {
-          over = true;
-          chunks = [];
-          held = 0;
-          return;
-        }
+        if (refusal) return;
+        if (stream.sizeExceeded || held + c.length > limit) refusal = smtpError(552, `Message exceeds the maximum size of ${limit} bytes`);
+        else if (buffered + c.length > budget) refusal = smtpError(452, 'Insufficient system storage; try again later');
+        if (refusal) return release();
         chunks.push(c);
         held += c.length;
+        buffered += c.length;
       });
       stream.on('error', (e) => answer(e));
       stream.on('end', () => {
-        if (over || stream.sizeExceeded) return answer(smtpError(552, `Message exceeds the maximum size of ${limit} bytes`));
+        if (stream.sizeExceeded) refusal = smtpError(552, `Message exceeds the maximum size of ${limit} bytes`);
+        if (refusal) return answer(refusal);
         const raw = Buffer.concat(chunks, held);
         chunks = [];
         receive(raw, session).then(
@@ -147,7 +159,7 @@ export async function startSmtpReceiver(services: ReceiverServices, opts: Receiv
   });
   server.on('error', () => {});
   const port = (server.server.address() as AddressInfo).port;
-  return { port, openConnections: () => server.connections.size, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { port, openConnections: () => server.connections.size, bufferedBytes: () => buffered, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 /** The plugin's start hook: the receiver when mailbox_smtp_port is set, else nothing. */
