@@ -244,9 +244,10 @@ describe('the SMTP receiver', () => {
       clearInterval(sample);
       console.log(`SMTP 81 MB over a 1 MB limit: held after 40 MB ${(at40 / MB).toFixed(1)} MB, after 81 MB ${(at81 / MB).toFixed(1)} MB; peak RSS growth ${((rssPeak - rssBefore) / MB).toFixed(1)} MB`);
       expect(code(reply)).toBe(552);
-      // Held in full this would be 40 and 81 MB; what is left is at most the limit and the socket's buffers.
-      expect(at40).toBeLessThan(8 * MB);
-      expect(at81).toBeLessThan(8 * MB);
+      // Held in full this would be 40 and 81 MB (measured with the old receiver: 83 and 165 MB); what is
+      // left is at most the 1 MB limit, the sockets' buffers and the process's other traffic (0.7-8 MB).
+      expect(at40).toBeLessThan(16 * MB);
+      expect(at81).toBeLessThan(16 * MB);
       // The session is reset, not broken: a message within the limit is taken next on the same connection.
       expect(code(await talk.send('MAIL FROM:<far@away.example>'))).toBe(250);
       expect(code(await talk.send(`RCPT TO:<${box.address}>`))).toBe(250);
