@@ -7,8 +7,19 @@ const [GET, SET] = USAGE.setting;
 /** What a secret setting shows instead of its value: whether it is set, never what it is. */
 export const SECRET_SET = '(set)';
 
-function definitionOf(name: string): SettingDefinition {
-  const def = settingDefinition(name);
+/**
+ * A core setting, or one an installed plugin declares (its code under src/plugins/{name}). A plugin's
+ * settings are known whether or not the plugin is active: an operator configures a plugin before
+ * enabling it, and a disabled plugin keeps its settings for when it is turned on again. Plugin modules
+ * are loaded only for a name the core does not know, so core settings do not pay for them.
+ */
+async function definitionOf(name: string): Promise<SettingDefinition> {
+  let def = settingDefinition(name);
+  if (!def) {
+    const { pluginModules } = await import('../plugins/modules.js');
+    await pluginModules();
+    def = settingDefinition(name);
+  }
   if (!def) throw new SettingError(`unknown setting ${name}`);
   return def;
 }
@@ -38,12 +49,12 @@ export const settingCommand: CommandGroup = {
     const [sub, ...rest] = args;
     if (sub === 'get') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: GET });
-      const def = definitionOf(positionals[0]!);
+      const def = await definitionOf(positionals[0]!);
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, settings.get(def.name)) }));
     }
     if (sub === 'set') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 2, max: 2, usage: SET });
-      const def = definitionOf(positionals[0]!);
+      const def = await definitionOf(positionals[0]!);
       const value = validateSettingValue(def, parseSettingValue(def, positionals[1]!));
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, await settings.set(def.name, value)) }));
     }

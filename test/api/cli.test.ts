@@ -175,6 +175,31 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
       expect(get.json).toEqual({ name: 'card_processor_webhook_secret', value: '(set)' });
       expect(set.stdout + set.stderr + get.stdout + get.stderr).not.toContain(secret);
     });
+
+    it("reads and sets an installed plugin's settings, with the plugin disabled (configured before enabling) and enabled", async () => {
+      const plugins = (await cli('plugin', 'list')).json.plugins as Array<{ name: string; active: boolean }>;
+      expect(plugins.find((p) => p.name === 'mailbox')?.active).toBe(false);
+      expect((await cli('setting', 'get', 'mailbox_domain')).json).toEqual({ name: 'mailbox_domain', value: 'localhost' });
+      const domain = await cli('setting', 'set', 'mailbox_domain', 'mail.example.org');
+      expect(domain.code, domain.stderr).toBe(0);
+      expect(domain.json).toEqual({ name: 'mailbox_domain', value: 'mail.example.org' });
+      expect((await cli('setting', 'set', 'api_relay_rate_limit_requests', '50')).json).toEqual({ name: 'api_relay_rate_limit_requests', value: 50 });
+      const key = await cli('setting', 'set', 'assistant_api_key', 'sk-never-printed');
+      expect(key.json).toEqual({ name: 'assistant_api_key', value: '(set)' });
+      expect(key.stdout + key.stderr).not.toContain('sk-never-printed');
+      expectBadInput(await cli('setting', 'set', 'mailbox_smtp_port', 'many'), /setting mailbox_smtp_port must be an integer/);
+
+      expect((await cli('plugin', 'enable', 'mailbox')).json).toEqual({ name: 'mailbox', active: true });
+      try {
+        expect((await cli('setting', 'get', 'mailbox_domain')).json).toEqual({ name: 'mailbox_domain', value: 'mail.example.org' });
+        expect((await cli('setting', 'get', 'api_relay_rate_limit_requests')).json).toEqual({ name: 'api_relay_rate_limit_requests', value: 50 });
+        expect((await cli('setting', 'set', 'mailbox_smtp_max_message_bytes', '2097152')).json).toEqual({ name: 'mailbox_smtp_max_message_bytes', value: 2097152 });
+        expect((await cli('setting', 'get', 'mailbox_smtp_max_message_bytes')).json.value).toBe(2097152);
+      } finally {
+        await cli('plugin', 'disable', 'mailbox');
+      }
+      expectBadInput(await cli('setting', 'get', 'mailbox_no_such_setting'), /unknown setting mailbox_no_such_setting/);
+    });
   });
 
   describe('plugin', () => {

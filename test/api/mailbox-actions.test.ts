@@ -480,6 +480,50 @@ describe('mailbox/send', () => {
     const bad = await t.request({ method: 'POST', url: action('mailbox/send'), headers: member.headers, payload: { to: 'not-an-address' } });
     expect([bad.statusCode, bad.json.errortype]).toEqual([422, 'ValidationError']);
   });
+
+  it("with the default mailbox_domain localhost, sends to the member's own default address and to addresses in that domain; other dotless domains and garbage are refused", async () => {
+    await t.services.settings.set('mailbox_domain', 'localhost');
+    try {
+      const member = await t.keyHeaders();
+      const call = (payload: object) => t.request({ method: 'POST', url: action('mailbox/send'), headers: member.headers, payload });
+      const own = (await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: member.headers, payload: {} })).json.data.mailboxes[0];
+      expect(own.address).toBe(`${member.userId}@localhost`);
+      const toSelf = await call({ to: own.address, subject: 'Note to self', body: 'remember' });
+      expect([toSelf.statusCode, toSelf.json.data?.sent]).toEqual([200, true]);
+      const sameDomain = await call({ to: `${own.address}; 987654@LOCALHOST, friend@elsewhere.example`, subject: 'Hi all' });
+      expect([sameDomain.statusCode, sameDomain.json.data?.sent]).toEqual([200, true]);
+      const rows = await t.services.db.selectFrom('mob_mail_outbox').select(['mob_to', 'mob_subject']).where('mob_from', '=', own.address).orderBy('mob_mail_outbox_id').execute();
+      expect(rows.map((r) => [r.mob_to, r.mob_subject])).toEqual([
+        [own.address, 'Note to self'],
+        [`${own.address}, 987654@LOCALHOST, friend@elsewhere.example`, 'Hi all'],
+      ]);
+      for (const [to, why] of [
+        ['someone@intranet', 'not an email address: someone@intranet'],
+        [`${own.address}, @localhost`, 'not an email address: @localhost'],
+        ['me@local_host', 'not an email address: me@local_host'],
+        ['garbage', 'not an email address: garbage'],
+      ]) {
+        const res = await call({ to, subject: 'x' });
+        expect([res.statusCode, res.json.errortype, res.json.validation_errors?.to], to).toEqual([422, 'ValidationError', why]);
+      }
+    } finally {
+      await t.services.settings.set('mailbox_domain', DOMAIN);
+    }
+  });
+
+  it('sends to a live mailbox whose dotless domain is no longer the mailbox_domain', async () => {
+    await t.services.settings.set('mailbox_domain', 'oldhost');
+    const earlier = await t.keyHeaders();
+    const address = (await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: earlier.headers, payload: {} })).json.data.mailboxes[0].address;
+    await t.services.settings.set('mailbox_domain', DOMAIN);
+    expect(address).toBe(`${earlier.userId}@oldhost`);
+    const member = await t.keyHeaders();
+    await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: member.headers, payload: {} });
+    const res = await t.request({ method: 'POST', url: action('mailbox/send'), headers: member.headers, payload: { to: address.toUpperCase(), subject: 'Still here' } });
+    expect([res.statusCode, res.json.data?.sent]).toEqual([200, true]);
+    const stranger = await t.request({ method: 'POST', url: action('mailbox/send'), headers: member.headers, payload: { to: 'nobody@oldhost', subject: 'x' } });
+    expect([stranger.statusCode, stranger.json.validation_errors?.to]).toEqual([422, 'not an email address: nobody@oldhost']);
+  });
 });
 
 describe('another user', () => {

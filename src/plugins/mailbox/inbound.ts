@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { simpleParser, type AddressObject } from 'mailparser';
 import type { DB } from '../../db/types.js';
 import type { Mailbox } from './mailboxes.js';
-import { deliver, type Delivered } from './messages.js';
+import { deliver, type Delivered, type NewMessage } from './messages.js';
 
 // One inbound message (from the SMTP receiver or an mbox import), parsed with mailparser and stored in a
 // mailbox: idempotent per Message-ID (a message without one gets a Message-ID from its SHA-256, so a
@@ -26,12 +26,16 @@ export interface InboundSource {
   detail: string;
 }
 
-export async function receiveRaw(db: Kysely<DB>, box: Mailbox, raw: Buffer, source: InboundSource, now: Date): Promise<Delivered> {
+/**
+ * Parses one raw message into what deliver() stores, independent of the mailbox it goes to: the SMTP
+ * receiver parses a message once and delivers the result to every recipient.
+ */
+export async function parseInbound(raw: Buffer, source: InboundSource, now: Date): Promise<NewMessage> {
   const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
   const messageId = parsed.messageId?.trim() || `<${createHash('sha256').update(raw).digest('hex')}@${source.via}.invalid>`;
   const references = Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : [];
   const time = parsed.date && !Number.isNaN(parsed.date.getTime()) ? parsed.date : now;
-  return deliver(db, box, {
+  return {
     direction: 'inbound',
     messageIdHeader: messageId.slice(0, 998),
     inReplyTo: parsed.inReplyTo?.trim().slice(0, 998) || null,
@@ -50,5 +54,10 @@ export async function receiveRaw(db: Kysely<DB>, box: Mailbox, raw: Buffer, sour
       detail: source.detail,
       meta: { via: source.via },
     },
-  });
+  };
+}
+
+/** Parses one raw message and stores it in a mailbox (the mbox import, one message at a time). */
+export async function receiveRaw(db: Kysely<DB>, box: Mailbox, raw: Buffer, source: InboundSource, now: Date): Promise<Delivered> {
+  return deliver(db, box, await parseInbound(raw, source, now));
 }

@@ -1,8 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/types.js';
+import type { Settings } from '../../../settings/store.js';
 import { actingUser } from '../../../actions/account/user.js';
 import { defineAction, type Attachment } from '../../../actions/define.js';
 import { validationError } from '../../../http/errors.js';
 import { randomHex } from '../../../lib/crypto.js';
-import { mailboxesOf, ownMailbox } from '../mailboxes.js';
+import { mailboxByAddress, mailboxesOf, ownMailbox } from '../mailboxes.js';
 import { deliver } from '../messages.js';
 import { mailboxDb } from '../tables.js';
 import { ownThread, windowOpen } from '../views.js';
@@ -10,6 +13,8 @@ import { ownThread, windowOpen } from '../views.js';
 /** DESIGN 11: at most 10 files, 10 MB each, 25 MB together. */
 export const ATTACHMENT_LIMITS = { files: 10, fileBytes: 10 * 1024 * 1024, totalBytes: 25 * 1024 * 1024 };
 const EMAIL_RE = /^[^\s@<>,;]+@[^\s@<>,;]+\.[^\s@<>,;]+$/;
+/** An address whose domain is one host name label (`42@localhost`): valid only for a domain mailboxes live in. */
+const LOCAL_DOMAIN_RE = /^[^\s@<>,;]+@([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/i;
 
 function checkAttachments(files: Attachment[]): void {
   if (files.length > ATTACHMENT_LIMITS.files) throw validationError({ attachments: `at most ${ATTACHMENT_LIMITS.files} files` });
@@ -19,12 +24,23 @@ function checkAttachments(files: Attachment[]): void {
   if (total > ATTACHMENT_LIMITS.totalBytes) throw validationError({ attachments: 'the files together are larger than 25 MB' });
 }
 
-function recipientsOf(raw: string): string[] {
+/**
+ * The recipients, split on `,` and `;`. An address needs a dotted domain, except in a domain this
+ * service keeps mailboxes in: the `mailbox_domain` setting (`localhost` by default, so members' default
+ * addresses `{user id}@localhost` are valid) or the address of a live mailbox (one provisioned under an
+ * earlier `mailbox_domain`, or made by staff).
+ */
+async function recipientsOf(ctx: { db: Kysely<DB>; settings: Settings }, raw: string): Promise<string[]> {
   const list = raw.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
   if (list.length === 0) throw validationError({ to: 'at least one address' });
   if (list.length > 50) throw validationError({ to: 'at most 50 addresses' });
-  const bad = list.find((a) => !EMAIL_RE.test(a));
-  if (bad) throw validationError({ to: `not an email address: ${bad}` });
+  const mailboxDomain = ctx.settings.string('mailbox_domain').trim().toLowerCase();
+  for (const a of list) {
+    if (EMAIL_RE.test(a)) continue;
+    const local = LOCAL_DOMAIN_RE.exec(a);
+    if (local && (local[1]!.toLowerCase() === mailboxDomain || (await mailboxByAddress(ctx.db, a)))) continue;
+    throw validationError({ to: `not an email address: ${a}` });
+  }
   return list;
 }
 
@@ -48,7 +64,7 @@ export default defineAction({
   async run(ctx) {
     const { db, input, clock } = ctx;
     const me = actingUser(ctx.user);
-    const to = recipientsOf(input.to);
+    const to = await recipientsOf(ctx, input.to);
     checkAttachments(ctx.attachments);
     const boxes = await mailboxesOf(db, me.usr_user_id);
     const thread = input.thread_id ? await ownThread(db, boxes, input.thread_id) : null;
