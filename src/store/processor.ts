@@ -206,7 +206,9 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   // The store renewed (or moved) the subscription with another product: the item names what the member
   // now pays for, so the summary names the new plan (DESIGN 14).
   const productChanged = found !== undefined && found.odi_pro_product_id !== product.productId;
-  const price = ev.amount ?? product.price;
+  // The price per period: what the store says it charged; a card invoice's amount nets any proration
+  // credit, so there the plan's price is what the member now pays.
+  const price = ev.source === 'card_processor' ? (product.price ?? ev.amount ?? null) : (ev.amount ?? product.price);
   await trx
     .updateTable('odi_order_items')
     .set({
