@@ -37,6 +37,11 @@ export interface StoreEvent {
   source: BillingSource;
   /** The provider's subscription reference (a one-time payment's reference when there is none). */
   reference: string | null;
+  /**
+   * The subscription this one replaces at the store (a Play linkedPurchaseToken): its order item goes on
+   * under the new reference, and the change of product moves the tier through the grant path.
+   */
+  replaces?: string | null;
   /** Other ways the provider names the purchase, tried when the reference matches nothing. */
   lookup?: { orderId?: number | null; paymentIntentId?: string | null; invoiceId?: string | null };
   user: { userId?: number | null; accountToken?: string | null };

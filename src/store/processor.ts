@@ -93,6 +93,10 @@ async function findItem(trx: Kysely<DB>, ev: StoreEvent): Promise<OrderItemRow |
     const byRef = await findItemByReference(trx, ev.source, ev.reference);
     if (byRef) return byRef;
   }
+  if (ev.replaces) {
+    const replaced = await findItemByReference(trx, ev.source, ev.replaces);
+    if (replaced) return replaced;
+  }
   const orderId = ev.orderId ?? ev.lookup?.orderId ?? null;
   if (orderId !== null) {
     const inOrder = await findItemOfOrder(trx, orderId, ev.product.productId ?? null);
@@ -181,6 +185,10 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
 
   let itemId: number;
   let wasBearing: boolean;
+  if (found && ev.replaces && ev.reference && found.odi_subscription_reference === ev.replaces) {
+    // The store replaced the subscription (a plan change): the item goes on under the new reference.
+    await trx.updateTable('odi_order_items').set({ odi_subscription_reference: ev.reference }).where('odi_order_item_id', '=', found.odi_order_item_id).execute();
+  }
   if (found) {
     itemId = found.odi_order_item_id;
     wasBearing = bearsTier(found) && found.odi_subscription_status !== null;

@@ -146,6 +146,36 @@ describe.each([ios, android])('$source renews with another product', (d) => {
   });
 });
 
+describe('Play plan changes (a purchase whose linkedPurchaseToken names our subscription)', () => {
+  it.each([
+    ['an upgrade', 'silver', 'gold'],
+    ['a downgrade', 'gold', 'silver'],
+  ] as const)('%s takes effect now: the same order item goes on under the new token with the new product', async (_what, fromName, toName) => {
+    const [fromTier, toTier] = [fromName, toName].map((n) => (n === 'gold' ? gold : silver)) as [TestTier, TestTier];
+    const m = await member();
+    const from = await product(android, fromTier, 1000);
+    const to = await product(android, toTier, 2000, uniqueRef('Play plan '));
+    const f: ProviderFact = { userId: m.userId, ...from, ref: uniqueRef('play-old-'), at: at(0), periodEnd: at(30) };
+    await ok('android_store', android.purchase(t, f));
+    const before = (await itemFor(t, 'android_store', f.ref))!;
+
+    const g: ProviderFact = { ...f, ...to, ref: uniqueRef('play-new-'), at: at(10), periodEnd: at(40) };
+    const push = await android.purchase(t, g);
+    // Play's subscriptionsv2 resource of the new purchase names the one it replaces
+    android.play.subscriptions.get(g.ref)!.linkedPurchaseToken = f.ref;
+    const data = await ok('android_store', push);
+    expect(data.outcomes).toEqual([expect.objectContaining({ outcome: 'granted', orderItemId: Number(before.odi_order_item_id), grant: 'moved' })]);
+    expect(await tierOf(m.userId)).toBe(toTier.tierId);
+    expect(await itemFor(t, 'android_store', f.ref)).toBeUndefined();
+    const item = (await itemFor(t, 'android_store', g.ref))!;
+    expect(Number(item.odi_order_item_id)).toBe(Number(before.odi_order_item_id));
+    expect(Number(item.odi_pro_product_id)).toBe(to.productId);
+    expect(Number(item.odi_price)).toBe(2000);
+    expect(item.odi_subscription_status).toBe('active');
+    expect((await summary(m.headers)).subscriptions).toEqual([expect.objectContaining({ name: to.name, price: 2000 })]);
+  });
+});
+
 /** Each source's own message for "the member cancelled at the provider". */
 const providerCancel: Record<string, (f: ProviderFact) => Promise<Delivery>> = {
   card_processor: (f) => cardDriver.cancelScheduled(t, f),

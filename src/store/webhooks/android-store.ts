@@ -121,9 +121,14 @@ async function normaliseAndroid(n: Obj, ctx: StoreContext, receivedAt: Date): Pr
   if (!STATES_FOR[kind].includes(String(state.subscriptionState))) return [];
   const { line, expiry } = lineOf(state);
   const stated = await playEventTime(ctx, kind, token, state, expiry);
+  // A purchase that replaces one of ours (an upgrade or downgrade in Play: linkedPurchaseToken) is that
+  // subscription's product change, taking effect now (DESIGN 14).
+  const linked = kind === 'purchase' && typeof state.linkedPurchaseToken === 'string' && state.linkedPurchaseToken !== '' ? String(state.linkedPurchaseToken) : null;
+  const replaces = linked !== null && (await findItemByReference(ctx.db, 'android_store', linked, { lock: false })) ? linked : null;
   return [
     {
-      kind,
+      kind: replaces ? 'product_change' : kind,
+      ...(replaces ? { replaces } : {}),
       source: 'android_store',
       reference: token,
       eventTime: stated ?? receivedAt,
