@@ -316,9 +316,34 @@ export interface OrderItemsTable {
   odi_last_event_time: OptTime;
   /** Set when the purchase was refused for tier purposes: another source was active for the user. */
   odi_source_conflict_time: OptTime;
+  /** The lifecycle's columns (0010): the paid period's start, a downgrade scheduled for the period end. */
+  odi_subscription_period_start: OptTime;
+  odi_scheduled_pro_product_id: Opt<number>;
+  odi_scheduled_change_time: OptTime;
+  /** Set when the grant was skipped by the upgrade-only rule: the subscription holds no tier (DESIGN 14). */
+  odi_tier_skipped_time: OptTime;
   odi_create_time: GeneratedTimestamp;
   odi_update_time: GeneratedTimestamp;
   odi_delete_time: OptTime;
+}
+
+/** A payment that paid for a subscription's period: the period's own, or an upgrade's prorated charge (0034). */
+export interface SubscriptionPaymentsTable {
+  sbp_subscription_payment_id: Generated<number>;
+  sbp_odi_order_item_id: number;
+  sbp_source: PaymentSource;
+  sbp_kind: 'period' | 'upgrade';
+  /** Payment intent, charge, wallet sale or capture; null while the provider has not been asked for it. */
+  sbp_payment_reference: Opt<string>;
+  sbp_invoice_reference: Opt<string>;
+  /** Minor units in sbp_currency. */
+  sbp_amount: number;
+  sbp_currency: string;
+  /** The part of the period this payment paid for: from this time to the period end. */
+  sbp_covers_from: Date;
+  sbp_covers_until: OptTime;
+  sbp_refunded_amount: Generated<number>;
+  sbp_create_time: GeneratedTimestamp;
 }
 
 export interface WebhookLogsTable {
@@ -578,6 +603,7 @@ export interface DB {
   wbh_webhook_logs: WebhookLogsTable;
   sat_store_account_tokens: StoreAccountTokensTable;
   spe_store_pending_events: StorePendingEventsTable;
+  sbp_subscription_payments: SubscriptionPaymentsTable;
   pky_passkeys: PasskeysTable;
   pkc_passkey_ceremonies: PasskeyCeremoniesTable;
   fil_files: FilesTable;

@@ -78,6 +78,7 @@ export const settingDefinitions: SettingDefinition[] = [
   str('wallet_provider_client_id', 'Wallet provider client id'),
   str('wallet_provider_client_secret', 'Wallet provider client secret', { secret: true }),
   str('wallet_provider_api_base', 'Wallet provider API base URL'),
+  str('wallet_provider_cert_hosts', 'Hosts whose webhook certificate URLs are trusted: domains (https, subdomains included) or exact origins such as http://127.0.0.1:8080 for a local fake', { def: 'paypal.com' }),
   str('ios_store_bundle_id', 'iOS app bundle id'),
   { name: 'ios_store_environment', type: 'enum', default: 'Production', options: ['Production', 'Sandbox', 'Xcode', 'LocalTesting'], description: 'App Store environment' },
   str('ios_store_root_certificates', 'PEM list of Apple root certificates'),
@@ -92,6 +93,8 @@ export const settingDefinitions: SettingDefinition[] = [
   str('android_store_api_base', 'Play Developer API base URL'),
   str('android_store_service_account', 'Service account JSON for the Play Developer API', { secret: true }),
   int('store_reconcile_hours', 24, 'Reconcile every subscription with its provider every this many hours; 0 turns it off', 0, 24 * 366),
+  str('android_store_oidc_certs_url', 'Where the Pub/Sub push token signing certificates are fetched (key id to PEM)', { def: 'https://www.googleapis.com/oauth2/v1/certs' }),
+  str('android_store_token_url', 'OAuth token endpoint for the Play Developer API service account', { def: 'https://oauth2.googleapis.com/token' }),
   // Mail
   str('smtp_host', 'SMTP host; empty keeps outgoing mail in the outbox table'),
   int('smtp_port', 587, 'SMTP port', 1, 65535),

@@ -1,21 +1,24 @@
-import { GoogleAuth, OAuth2Client } from 'google-auth-library';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
 import { StripeCardProcessorClient, type CardProcessorClient } from './providers/card-processor.js';
+import { GOOGLE_OIDC_CERTS_URL, PlayTokenSource, oidcCertificates } from './providers/google-auth.js';
 import { RestWalletProviderClient, type WalletProviderClient } from './providers/wallet-provider.js';
 
 /**
- * What the store reaches outside the process for. Each has a production default; tests replace the
- * ones whose address cannot be configured (Google's OIDC certificates and token endpoint, the wallet
- * provider's certificate host) with fakes on 127.0.0.1.
+ * What the store reaches outside the process for. Every address is a setting (DESIGN 14, "Test
+ * authorities"): the API bases, wallet_provider_cert_hosts, android_store_oidc_certs_url and
+ * android_store_token_url, so a sandbox or a fake on 127.0.0.1 stands in by settings alone.
  */
 export interface StoreDeps {
-  /** GETs a wallet-provider certificate (PEM); the URL is already checked to be on the provider's domain. */
+  /** GETs a wallet-provider certificate (PEM); the URL is already checked to be on a trusted certificate host. */
   fetchWalletCertificate(url: string): Promise<string>;
-  /** Google's OIDC signing certificates (key id to PEM), for Pub/Sub push bearer tokens. */
-  googleOidcCertificates(): Promise<Record<string, string>>;
-  /** An OAuth access token for the Play Developer API (android_store_service_account). */
-  androidAccessToken(settings: Settings): Promise<string>;
+  /** The OIDC signing certificates (key id to PEM) of Pub/Sub push bearer tokens, from android_store_oidc_certs_url. */
+  googleOidcCertificates(settings: Settings): Promise<Record<string, string>>;
+  /**
+   * An OAuth access token for the Play Developer API (android_store_service_account, from
+   * android_store_token_url); refresh: the API refused the last one, get a new one.
+   */
+  androidAccessToken(settings: Settings, opts?: { refresh?: boolean }): Promise<string>;
   cardProcessor(settings: Settings): CardProcessorClient;
   walletProvider(settings: Settings): WalletProviderClient;
   /** App Store chains: OCSP revocation checks and validity at the current date (true in production). */
@@ -23,7 +26,7 @@ export interface StoreDeps {
 }
 
 export function defaultStoreDeps(clock: Clock): StoreDeps {
-  const oauth = new OAuth2Client();
+  const play = new PlayTokenSource();
   let wallet: { key: string; client: WalletProviderClient } | null = null;
   return {
     async fetchWalletCertificate(url) {
@@ -31,18 +34,8 @@ export function defaultStoreDeps(clock: Clock): StoreDeps {
       if (!res.ok) throw new Error(`Certificate fetch failed (${res.status})`);
       return res.text();
     },
-    async googleOidcCertificates() {
-      const { certs } = await oauth.getFederatedSignonCertsAsync();
-      return certs as Record<string, string>;
-    },
-    async androidAccessToken(settings) {
-      const raw = settings.string('android_store_service_account');
-      if (!raw) throw new Error('android_store_service_account is not set');
-      const auth = new GoogleAuth({ credentials: JSON.parse(raw) as Record<string, string>, scopes: ['https://www.googleapis.com/auth/androidpublisher'] });
-      const token = await auth.getAccessToken();
-      if (!token) throw new Error('No access token for the Play Developer API');
-      return token;
-    },
+    googleOidcCertificates: (settings) => oidcCertificates(settings.string('android_store_oidc_certs_url') || GOOGLE_OIDC_CERTS_URL),
+    androidAccessToken: (settings, opts) => play.token(settings, opts),
     iosOnlineChecks: true,
     cardProcessor: (settings) => StripeCardProcessorClient.fromSettings(settings),
     walletProvider(settings) {

@@ -21,7 +21,11 @@ export type StoreEventKind =
   /** A checkout whose payment is still on its way (a bank debit): its order stays pending and grants nothing. */
   | 'payment_pending'
   /** That payment failed: the pending order is cancelled. */
-  | 'payment_failed';
+  | 'payment_failed'
+  /** The store moved the subscription to another product now (App Store UPGRADE): the one grant path. */
+  | 'product_change'
+  /** The product that renews changed (App Store DOWNGRADE; a null product: the change was undone). */
+  | 'product_change_scheduled';
 
 /**
  * One normalised event. User and product are named as the provider names them; the processor resolves
@@ -33,6 +37,11 @@ export interface StoreEvent {
   source: BillingSource;
   /** The provider's subscription reference (a one-time payment's reference when there is none). */
   reference: string | null;
+  /**
+   * The subscription this one replaces at the store (a Play linkedPurchaseToken): its order item goes on
+   * under the new reference, and the change of product moves the tier through the grant path.
+   */
+  replaces?: string | null;
   /** Other ways the provider names the purchase, tried when the reference matches nothing. */
   lookup?: { orderId?: number | null; paymentIntentId?: string | null; invoiceId?: string | null };
   user: { userId?: number | null; accountToken?: string | null };
@@ -58,7 +67,7 @@ export interface StoreEvent {
   refundWhole?: boolean | null;
   currency?: string | null;
   /** Provider payment identifiers worth keeping on the order. */
-  payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null };
+  payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null; saleId?: string | null };
 }
 
 /** What the webhook channel and the adapters work with. */

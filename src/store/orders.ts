@@ -20,8 +20,11 @@ export interface OrderItemRow {
   odi_subscription_period_end: Date | null;
   odi_last_event_time: Date | null;
   odi_source_conflict_time: Date | null;
+  /** Set when the upgrade-only rule skipped its grant: it holds no tier. */
+  odi_tier_skipped_time: Date | null;
   /** Minor units paid for the item. */
   odi_price: number | null;
+  odi_currency: string;
   /** The card processor's invoice of the current period (the checkout's first, then each renewal's). */
   odi_stripe_foreign_invoice_id: string | null;
 }
@@ -37,7 +40,9 @@ const ITEM_COLUMNS = [
   'odi_subscription_period_end',
   'odi_last_event_time',
   'odi_source_conflict_time',
+  'odi_tier_skipped_time',
   'odi_price',
+  'odi_currency',
   'odi_stripe_foreign_invoice_id',
 ] as const;
 
@@ -65,9 +70,14 @@ export async function findItemByReference(db: Kysely<DB>, source: PaymentSource,
   return row ? normalise(row as OrderItemRow) : undefined;
 }
 
-/** An order item by id, locked. */
-export async function findItemById(db: Kysely<DB>, orderItemId: number): Promise<OrderItemRow | undefined> {
-  const row = await db.selectFrom('odi_order_items').select(ITEM_COLUMNS).where('odi_order_item_id', '=', orderItemId).forUpdate().executeTakeFirst();
+/** An order item by id, locked unless told not to. */
+export async function findItemById(db: Kysely<DB>, orderItemId: number, o: Locking = {}): Promise<OrderItemRow | undefined> {
+  const row = await db
+    .selectFrom('odi_order_items')
+    .select(ITEM_COLUMNS)
+    .where('odi_order_item_id', '=', orderItemId)
+    .$if(o.lock !== false, (q) => q.forUpdate())
+    .executeTakeFirst();
   return row ? normalise(row as OrderItemRow) : undefined;
 }
 

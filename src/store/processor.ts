@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB, SubscriptionStatus } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { recordTierChange } from '../tiers/change-tracking.js';
+import { TierInputError } from '../tiers/errors.js';
 import type { GrantOutcome, TierMembershipService } from '../tiers/membership.js';
 import { userForAccountToken } from './accounts.js';
 import type { StoreEvent, StoreEventKind } from './events.js';
@@ -20,6 +21,7 @@ import {
   type OrderItemRow,
   type StoreProduct,
 } from './orders.js';
+import { recordSubscriptionPayment } from './payments.js';
 import { eventReferences, keepPendingEvent, markPendingApplied, openPendingEvents, type PendingEvent } from './pending-events.js';
 
 /** What applying one event did: a closed set, reported in the webhook's response and log. */
@@ -29,6 +31,8 @@ export type EventOutcome =
   | { outcome: 'not_tier_bearing'; orderItemId: number; status: SubscriptionStatus | null }
   | { outcome: 'removed'; orderItemId: number; removedTierIds: number[] }
   | { outcome: 'status_changed'; orderItemId: number; status: SubscriptionStatus }
+  /** The product that renews changed (null: back to the current one); the tier moves when it renews. */
+  | { outcome: 'renewal_product_changed'; orderItemId: number; productId: number | null }
   | { outcome: 'stale'; orderItemId: number }
   /** A partial refund (or one of an earlier period's payment): recorded on the order and item, removes nothing. */
   | { outcome: 'refund_recorded'; orderItemId: number; amount: number | null }
@@ -54,9 +58,12 @@ export interface ProcessorDeps {
 
 const reference = (itemId: number) => ({ type: 'order_item', id: itemId });
 
-/** An item whose subscription can hold the user's tier: live, and not refused as a second source. */
+/**
+ * An item whose subscription can hold the user's tier: live, not refused as a second source, and not a
+ * purchase whose grant the upgrade-only rule skipped (DESIGN 14: such a subscription never bears a tier).
+ */
 const bearsTier = (item: OrderItemRow) =>
-  item.odi_source_conflict_time === null && (item.odi_subscription_status === null || LIVE_STATUSES.includes(item.odi_subscription_status));
+  item.odi_source_conflict_time === null && item.odi_tier_skipped_time === null && (item.odi_subscription_status === null || LIVE_STATUSES.includes(item.odi_subscription_status));
 
 /**
  * The watermark an event leaves: its provider time. A receipt time is our clock, not the provider's, so it
@@ -85,6 +92,10 @@ async function findItem(trx: Kysely<DB>, ev: StoreEvent): Promise<OrderItemRow |
   if (ev.reference) {
     const byRef = await findItemByReference(trx, ev.source, ev.reference);
     if (byRef) return byRef;
+  }
+  if (ev.replaces) {
+    const replaced = await findItemByReference(trx, ev.source, ev.replaces);
+    if (replaced) return replaced;
   }
   const orderId = ev.orderId ?? ev.lookup?.orderId ?? null;
   if (orderId !== null) {
@@ -128,7 +139,7 @@ export async function applyStoreEvent(trx: Kysely<DB>, deps: ProcessorDeps, ev: 
   if (ev.kind === 'payment_pending' || ev.kind === 'payment_failed') return [await delayedPayment(trx, deps, ev)];
   const item = await findItem(trx, ev);
   if (item && isStale(ev, item)) return [{ outcome: 'stale', orderItemId: item.odi_order_item_id }];
-  if (ev.kind === 'purchase' || ev.kind === 'renewal') return grant(trx, deps, ev, item);
+  if (ev.kind === 'purchase' || ev.kind === 'renewal' || ev.kind === 'product_change') return grant(trx, deps, ev, item);
   if (!item) {
     const references = await keepPendingEvent(trx, deps.webhookLogId, ev, deps.clock.now());
     return [references.length > 0 ? { outcome: 'pending', references } : { outcome: 'unknown_subscription' }];
@@ -142,6 +153,8 @@ async function applyToItem(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent,
     case 'cancellation_scheduled':
     case 'cancellation_undone':
       return setCancellation(trx, deps, ev, item);
+    case 'product_change_scheduled':
+      return scheduleRenewalProduct(trx, deps, ev, item);
     case 'refund':
       return refundRemoves(ev, { price: item.odi_price, invoiceId: item.odi_stripe_foreign_invoice_id }) ? remove(trx, deps, ev, item) : recordRefund(trx, deps, ev, item);
     default:
@@ -172,6 +185,10 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
 
   let itemId: number;
   let wasBearing: boolean;
+  if (found && ev.replaces && ev.reference && found.odi_subscription_reference === ev.replaces) {
+    // The store replaced the subscription (a plan change): the item goes on under the new reference.
+    await trx.updateTable('odi_order_items').set({ odi_subscription_reference: ev.reference }).where('odi_order_item_id', '=', found.odi_order_item_id).execute();
+  }
   if (found) {
     itemId = found.odi_order_item_id;
     wasBearing = bearsTier(found) && found.odi_subscription_status !== null;
@@ -194,9 +211,18 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   }
 
   const replaced = found?.odi_subscription_status === 'replaced';
+  // The store renewed (or moved) the subscription with another product: the item names what the member
+  // now pays for, so the summary names the new plan (DESIGN 14).
+  const productChanged = found !== undefined && found.odi_pro_product_id !== product.productId;
+  // The price per period: what the store says it charged; a card invoice's amount nets any proration
+  // credit, so there the plan's price is what the member now pays.
+  const price = ev.source === 'card_processor' ? (product.price ?? ev.amount ?? null) : (ev.amount ?? product.price);
   await trx
     .updateTable('odi_order_items')
     .set({
+      ...(productChanged
+        ? { odi_pro_product_id: product.productId, odi_product_info: product.name, ...(price !== null ? { odi_price: price } : {}), odi_scheduled_pro_product_id: null, odi_scheduled_change_time: null }
+        : {}),
       // A purchase that a removal already ended is recorded without becoming active: the removal then ends it.
       ...(replaced || product.tierId === null || endedBy ? {} : { odi_subscription_status: 'active' as const }),
       ...(ev.kind === 'purchase' ? { odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null } : {}),
@@ -208,9 +234,10 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
     .where('odi_order_item_id', '=', itemId)
     .execute();
 
+  await recordPeriodPayment(trx, ev, { itemId, found, product, now });
   const outcome: EventOutcome = endedBy
     ? { outcome: 'superseded', orderItemId: itemId, by: endedBy.event.kind }
-    : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, now });
+    : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, productChanged, now });
   return [outcome, ...(await applyPending(trx, deps, pending, itemId))];
 }
 
@@ -230,7 +257,7 @@ async function grantTier(
   trx: Kysely<DB>,
   deps: ProcessorDeps,
   ev: StoreEvent,
-  g: { userId: number; product: StoreProduct; itemId: number; found: OrderItemRow | undefined; wasBearing: boolean; replaced: boolean; now: Date },
+  g: { userId: number; product: StoreProduct; itemId: number; found: OrderItemRow | undefined; wasBearing: boolean; replaced: boolean; productChanged: boolean; now: Date },
 ): Promise<EventOutcome> {
   const { userId, product, itemId, found, now } = g;
   if (found?.odi_source_conflict_time != null) return { outcome: 'refused_other_source', orderItemId: itemId, activeSources: await activeSources(trx, userId, itemId) };
@@ -256,9 +283,17 @@ async function grantTier(
     }
   }
 
+  // The subscription that holds the tier now renews with a lower product (the store applied a downgrade
+  // at the renewal): the member moves down with it; the upgrade-only rule is for other purchases.
+  if (g.wasBearing && g.productChanged && (await movedDown(deps, ev, userId, product, itemId))) {
+    await markSkipped(trx, itemId, null);
+    return { outcome: 'granted', orderItemId: itemId, grant: 'moved' };
+  }
   const result = await deps.membership.grantTierFromPurchase(userId, { productId: product.productId, tierId: product.tierId }, ev.source, reference(itemId), {
     event: ev.kind === 'renewal' ? 'renewal' : 'purchase',
   });
+  if (result.outcome === 'skipped_lower_level') await markSkipped(trx, itemId, now);
+  if (result.outcome === 'joined' || result.outcome === 'moved' || result.outcome === 'renewed') await markSkipped(trx, itemId, null);
   if (result.outcome === 'joined' || result.outcome === 'moved') {
     // The subscription that held the previous tier is superseded by this one (an upgrade or a move).
     await trx
@@ -272,6 +307,72 @@ async function grantTier(
       .execute();
   }
   return { outcome: 'granted', orderItemId: itemId, grant: result.outcome };
+}
+
+/** Whether the subscription's new product is a lower tier than the one held; if so the member is moved down. */
+async function movedDown(deps: ProcessorDeps, ev: StoreEvent, userId: number, product: StoreProduct, itemId: number): Promise<boolean> {
+  try {
+    await deps.membership.changeSubscribedTier(userId, { productId: product.productId, tierId: product.tierId }, ev.source, 'downgrade', reference(itemId));
+    return true;
+  } catch (e) {
+    // Not lower than the tier held (or nothing held): the grant path decides.
+    if (e instanceof TierInputError) return false;
+    throw e;
+  }
+}
+
+async function markSkipped(trx: Kysely<DB>, itemId: number, at: Date | null): Promise<void> {
+  await trx
+    .updateTable('odi_order_items')
+    .set({ odi_tier_skipped_time: at })
+    .where('odi_order_item_id', '=', itemId)
+    .$if(at !== null, (q) => q.where('odi_tier_skipped_time', 'is', null))
+    .execute();
+}
+
+/**
+ * The payment a purchase or renewal reports, kept as the payment of the period it pays for (from the end
+ * of the period recorded before it, else the event's time, to its period end): a prorated refund is taken
+ * from it, and a refund that names only the payment finds its subscription by it.
+ */
+async function recordPeriodPayment(trx: Kysely<DB>, ev: StoreEvent, g: { itemId: number; found: OrderItemRow | undefined; product: StoreProduct; now: Date }): Promise<void> {
+  if (ev.kind !== 'purchase' && ev.kind !== 'renewal') return;
+  const amount = ev.amount ?? null;
+  if (amount === null) return;
+  const previousEnd = g.found?.odi_subscription_period_end ?? null;
+  const from = ev.kind === 'renewal' && previousEnd && ev.periodEnd && previousEnd.getTime() < ev.periodEnd.getTime() ? previousEnd : ev.receiptTime ? g.now : ev.eventTime;
+  await recordSubscriptionPayment(trx, {
+    orderItemId: g.itemId,
+    source: ev.source,
+    kind: 'period',
+    paymentReference: ev.payment?.saleId ?? ev.payment?.paymentIntentId ?? null,
+    invoiceReference: ev.payment?.invoiceId ?? null,
+    amount,
+    currency: ev.currency ?? g.found?.odi_currency ?? g.product.currency,
+    coversFrom: from,
+    coversUntil: ev.periodEnd,
+  });
+}
+
+/**
+ * The product that renews changed at the store (App Store DOWNGRADE): recorded as the item's scheduled
+ * change, shown in the summary; the tier moves when the renewal with that product arrives. A change back
+ * to the current product (or none named) clears it.
+ */
+async function scheduleRenewalProduct(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow): Promise<EventOutcome> {
+  const productId = ev.product.providerProductId ? await productForReference(trx, ev.source, ev.product.providerProductId) : null;
+  const scheduled = productId !== null && productId !== item.odi_pro_product_id ? productId : null;
+  await trx
+    .updateTable('odi_order_items')
+    .set({
+      odi_scheduled_pro_product_id: scheduled,
+      odi_scheduled_change_time: scheduled === null ? null : (ev.periodEnd ?? item.odi_subscription_period_end),
+      ...watermark(ev),
+      odi_update_time: deps.clock.now(),
+    })
+    .where('odi_order_item_id', '=', item.odi_order_item_id)
+    .execute();
+  return { outcome: 'renewal_product_changed', orderItemId: item.odi_order_item_id, productId: scheduled };
 }
 
 /**

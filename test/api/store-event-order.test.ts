@@ -332,7 +332,7 @@ describe('event times come from signed provider data', () => {
       ...(o.statusUpdateTime ? { status_update_time: o.statusUpdateTime.toISOString() } : {}),
     };
     const body = JSON.stringify({ id: uniqueRef('WH-'), event_type: o.type, resource_type: 'subscription', resource, ...(o.createTime ? { create_time: o.createTime.toISOString() } : {}) });
-    return postWebhook(t, 'wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now() }));
+    return postWebhook(t, 'wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now(), certBase: wallet.fake.base }));
   };
 
   it('wallet: the signed resource\'s status time orders an event; with no time stated the receipt time never outranks a signed one', async () => {

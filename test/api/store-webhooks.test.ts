@@ -5,7 +5,7 @@ import { signOidcToken } from '../helpers/providers/google-oidc-signer.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
 import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
 import { iosDriver } from '../helpers/providers/ios-driver.js';
-import { WALLET_CERT_URL, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
+import { WALLET_CERT_PATH, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
 import { PROVIDER_T0, createProduct, itemFor, postWebhook, providerDay, tierOf as tierOfUser, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
 
@@ -259,13 +259,13 @@ describe('webhook channel', () => {
 
 describe('wallet provider certificate', () => {
   it('is fetched only from the provider domain: any other certificate URL is refused 401 without a fetch', async () => {
-    const before = wallet.certFetches.length;
+    const before = wallet.certFetches().length;
     for (const certUrl of ['https://evil.example.com/cert.pem', 'http://api.paypal.com/v1/notifications/certs/X', 'https://api.paypal.com.evil.net/c', 'https://api.paypal.com:8443/c']) {
       const body = JSON.stringify({ id: uniqueRef('WH-'), event_type: 'BILLING.SUBSCRIPTION.ACTIVATED', create_time: t.clock.now().toISOString(), resource: {} });
       const res = await postWebhook(t, 'wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now(), certUrl }));
       expect(res.statusCode, certUrl).toBe(401);
     }
-    expect(wallet.certFetches.length).toBe(before);
+    expect(wallet.certFetches().length).toBe(before);
   });
 
   it('is fetched once and then served from the cache', async () => {
@@ -274,7 +274,7 @@ describe('wallet provider certificate', () => {
       const f = { userId, productId: 0, providerProductId: 'P-none', ref: uniqueRef('I-'), at: t.clock.now(), periodEnd: t.clock.now() };
       expect((await postWebhook(t, 'wallet_provider', await wallet.purchase(t, f))).statusCode).toBe(200);
     }
-    expect(wallet.certFetches.filter((u) => u === WALLET_CERT_URL)).toHaveLength(1);
+    expect(wallet.certFetches().filter((u) => u === `${wallet.fake.base}${WALLET_CERT_PATH}`)).toHaveLength(1);
   });
 });
 

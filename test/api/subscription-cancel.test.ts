@@ -27,7 +27,7 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       const s = await f.subscriber('card_processor', f.plans.silver);
       const res = await cancel(s.headers, s.id);
       expect(res.statusCode).toBe(200);
-      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'cancelled', timing: 'end_of_period', end_date: '2026-03-31 00:00:00', refund_amount: null });
+      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'cancelled', timing: 'end_of_period', end_date: '2026-03-31 00:00:00', refund_amount: null, currency: 'usd', cancelled: true });
       expect(res.json.success_message).toBe('Your subscription has been cancelled; you keep access until 2026-03-31 00:00:00.');
       const calls = f.stripe.calls.filter((c) => c.path === `/v1/subscriptions/${s.ref}`);
       expect(calls.map((c) => [c.method, c.body?.cancel_at_period_end])).toEqual([['POST', 'true']]);
@@ -59,7 +59,7 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       const s = await f.subscriber('card_processor', f.plans.silver);
       const res = await cancel(s.headers, s.id);
       expect(res.statusCode).toBe(200);
-      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'expired', timing: 'immediate', end_date: '2026-03-01 12:00:00', refund_amount: null });
+      expect(res.json.data).toEqual({ order_item_id: s.id, status: 'expired', timing: 'immediate', end_date: '2026-03-01 12:00:00', refund_amount: null, currency: 'usd', cancelled: true });
       expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`DELETE /v1/subscriptions/${s.ref}`]);
       const item = await orderItem(f.t, s.id);
       expect(item.odi_subscription_status).toBe('expired');
@@ -78,7 +78,8 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       const res = await cancel(s.headers, s.id);
       expect(res.statusCode).toBe(200);
       expect(res.json.data).toMatchObject({ status: 'refunded', timing: 'immediate', refund_amount: 2950 });
-      expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([`DELETE /v1/subscriptions/${s.ref}`, 'POST /v1/refunds']);
+      // the refund first, then the cancel (DESIGN 14)
+      expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['POST /v1/refunds', `DELETE /v1/subscriptions/${s.ref}`]);
       expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body).toMatchObject({ payment_intent: s.payment, amount: '2950' });
       const item = await orderItem(f.t, s.id);
       expect(Number(item.odi_refund_amount)).toBe(2950);
@@ -110,8 +111,8 @@ describe('cancel and reactivate through orders_recurring_action', () => {
       expect(f.stripe.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
         `GET /v1/subscriptions/${s.ref}`,
         'GET /v1/invoice_payments',
-        `DELETE /v1/subscriptions/${s.ref}`,
         'POST /v1/refunds',
+        `DELETE /v1/subscriptions/${s.ref}`,
       ]);
       expect(f.stripe.invoicePayments.get(invoice)!.payment.payment_intent).toBe(`pi_invoice_${s.id}`);
       expect(f.stripe.callsTo('POST', '/v1/refunds')[0]!.body).toMatchObject({ payment_intent: `pi_invoice_${s.id}`, amount: '2950', metadata: { order_item_id: String(s.id) } });

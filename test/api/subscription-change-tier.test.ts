@@ -37,7 +37,7 @@ describe('change_tier', () => {
       expect(update).toHaveLength(1);
       expect(update[0]!.body).toMatchObject({
         items: [{ id: `si_${s.ref}`, price: 'price_gold' }],
-        proration_behavior: 'create_prorations',
+        proration_behavior: 'always_invoice',
         metadata: { product_id: String(f.plans.gold.productId) },
       });
       expect(await f.tierOf(s.userId)).toBe('gold');

@@ -38,11 +38,16 @@ describe('lifecycle changes followed by the card processor’s webhooks', () => 
     const nextEnd = new Date('2026-04-30T00:00:00Z');
     const renewal = await postWebhook(f.t, 'card_processor', await cardDriver.renewal(f.t, fact(s, renewedProduct, nextEnd)));
     expect(renewal.statusCode).toBe(200);
-    // purchases never lower a tier: the renewal keeps gold and moves the period on
-    expect(await f.tierOf(s.userId)).toBe('gold');
-    expect((await orderItem(f.t, s.id)).odi_subscription_period_end.toISOString()).toBe(nextEnd.toISOString());
+    // the renewal of this subscription with the lower product is the downgrade taking effect: the item
+    // names the plan now paid for, the member moves down with it, and the period moves on
+    expect(await f.tierOf(s.userId)).toBe('bronze');
+    const item = await orderItem(f.t, s.id);
+    expect(item.odi_subscription_period_end.toISOString()).toBe(nextEnd.toISOString());
+    expect(Number(item.odi_pro_product_id)).toBe(f.plans.bronze.productId);
+    expect(item.odi_scheduled_pro_product_id).toBeNull();
 
-    expect(await run()).toMatchObject({ downgraded: 1 });
+    // the period-end task finds nothing left to do
+    expect(await run()).toMatchObject({ downgraded: 0 });
     expect(await f.tierOf(s.userId)).toBe('bronze');
     const summary = (await f.action('subscription_summary', s.headers, {})).json.data;
     expect(summary.subscriptions).toEqual([

@@ -130,6 +130,9 @@ describe('member subscription management view', () => {
   it('reports the result of a control after it reloads, from a fixed set of messages only', async () => {
     const m = await member('card_processor', f.plans.silver);
     expect(await page(m.web, '?done=cancelled')).toContain('<p class="notice" id="done" role="status">Your subscription has been cancelled.</p>');
+    expect(await page(m.web, '?done=not_cancelled')).toContain(
+      '<p class="notice" id="done" role="status">The unused part of the period was refunded, but the payment provider could not cancel your subscription: it is still active and will renew. Please try cancelling again later.</p>',
+    );
     expect(await page(m.web, '?done=%3Cscript%3E')).not.toContain('id="done"');
   });
 

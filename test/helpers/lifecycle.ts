@@ -56,9 +56,12 @@ export class LifecycleFixture {
         wallet_provider_client_secret: this.paypal.clientSecret,
       },
     });
+    // The processor's clock is the app's: its proration and periods agree with ours.
+    this.stripe.now = () => Math.floor(this.t.clock.nowMs() / 1000);
     const plan = async (name: string, level: number, price: number): Promise<Plan> => {
       const tier = await createTier(this.t, { name, displayName: name[0]!.toUpperCase() + name.slice(1), level });
       const cardPrice = `price_${name}`;
+      this.stripe.prices.set(cardPrice, price);
       const walletPlan = `P-${name.toUpperCase()}`;
       const productId = await subscriptionProduct(this.t, {
         name: `${tier.name} monthly`,
@@ -76,6 +79,8 @@ export class LifecycleFixture {
     for (const [k, v] of Object.entries(LIFECYCLE_DEFAULTS)) await this.t.services.settings.set(k, v);
     this.stripe.calls.length = 0;
     this.paypal.calls.length = 0;
+    this.stripe.refuseRefunds = null;
+    this.stripe.refuseCancels = null;
   }
 
   async stop(): Promise<void> {
@@ -110,7 +115,11 @@ export class LifecycleFixture {
         .where('ord_order_id', '=', item.odi_ord_order_id)
         .execute();
     }
-    if (source === 'card_processor') this.stripe.addSubscription(ref, plan.cardPrice, PERIOD_END.getTime() / 1000, { user_id: String(userId), product_id: String(plan.productId) });
+    if (source === 'card_processor') {
+      this.stripe.addSubscription(ref, plan.cardPrice, PERIOD_END.getTime() / 1000, { user_id: String(userId), product_id: String(plan.productId) }, PERIOD_START.getTime() / 1000);
+      // The processor knows what the period's payment was, and refuses to refund more than that.
+      if (o.paymentOnRecord !== false) this.stripe.payments.set(payment, { amount: plan.price, refunded: 0 });
+    }
     if (source === 'wallet_provider') this.paypal.addSubscription({ id: ref, plan_id: plan.walletPlan, billing_info: { next_billing_time: PERIOD_END.toISOString() } });
     if (!o.status || o.status === 'active' || o.status === 'cancelled') {
       await this.t.services.tiers.membership.grantTierFromPurchase(userId, plan.productId, source, { type: 'order_item', id });

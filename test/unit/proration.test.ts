@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProrationError, cancellationRefund, unusedAmount } from '../../src/store/lifecycle/proration.js';
+import { ProrationError, cancellationRefund, unusedAmount, refundsAcross } from '../../src/store/lifecycle/proration.js';
 
 const start = new Date('2026-03-01T00:00:00Z');
 const end = new Date('2026-03-31T00:00:00Z'); // 30 days
@@ -67,5 +67,30 @@ describe('proration of a paid period in exact minor units', () => {
         },
       ),
     );
+  });
+});
+
+describe('refundsAcross: the refund of an immediate cancel spread over the payments of the period', () => {
+  const start = new Date('2026-03-01T00:00:00Z');
+  const upgradeAt = new Date('2026-03-11T00:00:00Z');
+  const end = new Date('2026-03-31T00:00:00Z');
+
+  it('refunds each payment the unused share of the time it covers, never more than it paid', () => {
+    // 30.00 for the period, then 20.00 for the upgrade's 20 days; cancelled at once after the upgrade
+    expect(refundsAcross([{ amount: 3000, coversFrom: start, refunded: 0 }, { amount: 2000, coversFrom: upgradeAt, refunded: 0 }], end, upgradeAt)).toEqual([2000, 2000]);
+    // five days left: a sixth of each one's covered time left
+    expect(refundsAcross([{ amount: 3000, coversFrom: start, refunded: 0 }, { amount: 2000, coversFrom: upgradeAt, refunded: 0 }], end, new Date('2026-03-26T00:00:00Z'))).toEqual([500, 500]);
+  });
+
+  it('rounds each share down in minor units and subtracts what was already refunded of it', () => {
+    const at = new Date('2026-03-21T00:00:00Z'); // 10 of 30 days left of 10.00: 333.33 -> 333
+    expect(refundsAcross([{ amount: 1000, coversFrom: start, refunded: 0 }], end, at)).toEqual([333]);
+    expect(refundsAcross([{ amount: 1000, coversFrom: start, refunded: 300 }], end, at)).toEqual([33]);
+    expect(refundsAcross([{ amount: 1000, coversFrom: start, refunded: 400 }], end, at)).toEqual([0]);
+  });
+
+  it('refunds nothing at or after the period end, and all of a payment whose time has not begun', () => {
+    expect(refundsAcross([{ amount: 1000, coversFrom: start, refunded: 0 }], end, end)).toEqual([0]);
+    expect(refundsAcross([{ amount: 1000, coversFrom: upgradeAt, refunded: 0 }], end, start)).toEqual([1000]);
   });
 });

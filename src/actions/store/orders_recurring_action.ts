@@ -2,6 +2,9 @@ import { cancelSubscription, reactivateSubscription } from '../../store/lifecycl
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 
+/** An amount in minor units as the member reads it: 12.34 USD. */
+const formatMinor = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}`;
+
 /**
  * A member's action on one of their recurring orders (subscription order items): cancel, as native apps
  * and the web cancel control send it, or reactivate a cancelled one before it ends.
@@ -21,6 +24,11 @@ export default defineAction({
       return { data: { ...done }, message: 'Your subscription has been reactivated.', redirect: '/profile/subscription' };
     }
     const done = await cancelSubscription(ctx, input.order_item_id);
+    if (!done.cancelled) {
+      // The refund was made and is recorded; the provider then would not cancel: say exactly that.
+      const message = `We refunded ${formatMinor(done.refund_amount ?? 0, done.currency)} of the unused period, but your subscription could not be cancelled at the payment provider: it is still active and will renew. Please try cancelling again later.`;
+      return { data: { ...done }, message, redirect: '/profile/subscription' };
+    }
     const message =
       done.timing === 'end_of_period'
         ? `Your subscription has been cancelled; you keep access until ${done.end_date ?? 'the end of the paid period'}.`

@@ -22,20 +22,40 @@ export interface PlanBilling {
   finishScheduledCancel(ref: string): Promise<void>;
   /** The product's plan reference at this provider (card price id, wallet plan id). */
   planRef(productId: number): Promise<string | null>;
-  /** Moves the subscription to another plan, prorated or not; a wallet may return a payer approval link. */
-  changePlan(ref: string, plan: { planRef: string; productId: number }, opts: { prorate: boolean }): Promise<{ approvalUrl: string | null }>;
+  /**
+   * Moves the subscription to another plan, prorated or not; chargeNow charges the prorated difference at
+   * once (card: "always_invoice") and returns that payment. A wallet may return a payer approval link.
+   */
+  changePlan(
+    ref: string,
+    plan: { planRef: string; productId: number },
+    opts: { prorate: boolean; chargeNow?: boolean },
+  ): Promise<{ approvalUrl: string | null; charged: ChargedPayment | null }>;
   /**
    * The payment a refund of this subscription goes back to: the one recorded on the order, else the
    * provider's latest payment of the subscription (a subscription checkout records none). Throws
    * BillingUnavailableError when there is none.
    */
-  paymentFor(orderItemId: number, ref: string): Promise<PaymentRef>;
+  paymentFor(orderItemId: number, ref: string, invoiceId?: string | null): Promise<PaymentRef>;
+  /** The refundable payment a recorded payment reference names. */
+  paymentRef(reference: string): PaymentRef;
   /** Refunds `amount` minor units of `payment`. */
   refund(orderItemId: number, payment: PaymentRef, amount: number, currency: string): Promise<void>;
 }
 
 /** A refundable payment: a card payment intent or charge, or a wallet capture. */
 export type PaymentRef = { paymentIntentId: string | null; chargeId: string | null } | { captureId: string };
+
+/** A payment a plan change charged: its invoice, amount (minor units) and refundable reference. */
+export interface ChargedPayment {
+  invoiceId: string | null;
+  amount: number;
+  currency: string | null;
+  reference: string | null;
+}
+
+/** The recorded reference of a refundable payment (what sbp_payment_reference keeps). */
+export const paymentReferenceOf = (p: PaymentRef): string | null => ('captureId' in p ? p.captureId : (p.paymentIntentId ?? p.chargeId));
 
 /** The provider failed or is not configured: nothing was changed, the request may be retried. */
 export class BillingUnavailableError extends Error {}
@@ -73,10 +93,23 @@ function cardBilling(db: Kysely<DB>, settings: Settings): PlanBilling {
     planRef: (productId) => productRef(db, productId, 'pro_card_price_id'),
     async changePlan(ref, plan, opts) {
       // Renewals name the product by the subscription's metadata: it must follow the plan.
-      await client().changePlan(ref, plan.planRef, { prorate: opts.prorate, metadata: { product_id: String(plan.productId) } });
-      return { approvalUrl: null };
+      const changed = await client().changePlan(ref, plan.planRef, {
+        prorate: opts.prorate,
+        ...(opts.chargeNow ? { chargeNow: true } : {}),
+        metadata: { product_id: String(plan.productId) },
+      });
+      const inv = changed.invoice;
+      return {
+        approvalUrl: null,
+        charged: inv ? { invoiceId: inv.invoiceId, amount: inv.amountPaid, currency: inv.currency, reference: inv.paymentIntentId ?? inv.chargeId } : null,
+      };
     },
-    async paymentFor(orderItemId, ref) {
+    paymentRef: (reference) => (reference.startsWith('ch_') || reference.startsWith('py_') ? { paymentIntentId: null, chargeId: reference } : { paymentIntentId: reference, chargeId: null }),
+    async paymentFor(orderItemId, ref, invoiceId) {
+      if (invoiceId) {
+        const paid = await client().paymentOfInvoice(invoiceId);
+        if (paid) return paid;
+      }
       const p = await orderPayment(db, orderItemId);
       const chargeId = p?.ord_stripe_charge_id ?? null;
       const paymentIntentId = p?.ord_stripe_payment_intent_id ?? null;
@@ -105,9 +138,15 @@ function walletBilling(db: Kysely<DB>, settings: Settings, clock: Clock): PlanBi
     // The wallet provider has no cancel-at-period-end: billing is suspended, and cancelled at the period end.
     scheduleCancel: (ref) => client().suspend(ref, 'Cancellation at the end of the paid period'),
     undoScheduledCancel: (ref) => client().resume(ref, 'Reactivated by the member'),
-    finishScheduledCancel: (ref) => client().cancel(ref, 'Paid period ended after cancellation'),
+    async finishScheduledCancel(ref) {
+      // A member who cancelled in their wallet account has nothing left to cancel at the provider.
+      const sub = await client().getSubscription(ref);
+      if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') return;
+      await client().cancel(ref, 'Paid period ended after cancellation');
+    },
     planRef: (productId) => productRef(db, productId, 'pro_wallet_plan_id'),
-    changePlan: (ref, plan) => client().changePlan(ref, plan.planRef),
+    changePlan: async (ref, plan) => ({ ...(await client().changePlan(ref, plan.planRef)), charged: null }),
+    paymentRef: (reference) => ({ captureId: reference }),
     async paymentFor(orderItemId, ref) {
       // A capture id recorded on the order (ord_paypal_order_id), else the subscription's newest completed payment.
       const p = await orderPayment(db, orderItemId);

@@ -4,8 +4,9 @@ import type { Clock } from '../../lib/clock.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { TierMembershipService } from '../../tiers/membership.js';
-import { atProvider, planBilling, providerFailure, subscriptionRef, type WebBilledSource } from './billing.js';
-import { cancellationRefund } from './proration.js';
+import { addRefunded, periodPayments, recordSubscriptionPayment, setPaymentReference } from '../payments.js';
+import { atProvider, paymentReferenceOf, planBilling, providerFailure, subscriptionRef, type PlanBilling, type WebBilledSource } from './billing.js';
+import { refundsAcross } from './proration.js';
 import { isStoreBilled, refuse, requireStoreActive, storeBilledRefusal } from './refusals.js';
 import { lockedSubscription, type Subscription } from './subscriptions.js';
 import { lifecycleDb } from './tables.js';
@@ -20,13 +21,20 @@ export interface LifecycleContext {
 
 export interface CancelOutcome {
   order_item_id: number;
-  /** cancelled (access to the period end) or, for an immediate cancellation, expired or refunded. */
-  status: 'cancelled' | 'expired' | 'refunded';
+  /**
+   * cancelled (access to the period end) or, for an immediate cancellation, expired or refunded; active
+   * when the refund was made but the provider then would not cancel (cancelled false).
+   */
+  status: 'cancelled' | 'expired' | 'refunded' | 'active';
   timing: 'immediate' | 'end_of_period';
-  /** When access ends (now for an immediate cancellation). */
+  /** When access ends (now for an immediate cancellation); null while the subscription goes on. */
   end_date: string | null;
   /** Minor units refunded; null when no refund applies (end of period, or proration off). */
   refund_amount: number | null;
+  /** The currency of refund_amount (the subscription's). */
+  currency: string;
+  /** Whether the subscription was cancelled at the provider and here. */
+  cancelled: boolean;
 }
 
 const orderItemRef = (id: number) => ({ type: 'order_item', id });
@@ -85,17 +93,27 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
       timing: 'end_of_period',
       end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
       refund_amount: null,
+      currency: sub.currency,
+      cancelled: true,
     };
   }
 
+  // The refund first, then the cancel (DESIGN 14): a refusal of the refund cancels nothing anywhere (the
+  // 502 rolls our side back); a cancel that fails after a refund keeps the refund on record and says so.
   const prorate = ctx.settings.bool('subscription_cancellation_prorate');
-  const refund = prorate ? refundFor(sub, now) : null;
-  await atProvider(sub.source, async () => {
-    // The payment to refund is found first: without one, nothing is cancelled at the provider either.
-    const payment = refund !== null && refund > 0 ? await billing.paymentFor(sub.orderItemId, ref) : null;
+  const refunds = prorate ? await refundUnused(ctx, sub, billing, ref, now) : null;
+  const refund = refunds?.refunded ?? null;
+  const notCancelled = async (what: string): Promise<CancelOutcome> => {
+    await recordRefund(ctx, sub.orderItemId, refund!, now, `Prorated refund of ${what}${what ? ' ' : ''}the unused period; the subscription could not be cancelled at the provider`);
+    return { order_item_id: sub.orderItemId, status: 'active', timing: 'immediate', end_date: null, refund_amount: refund, currency: sub.currency, cancelled: false };
+  };
+  if (refunds && !refunds.complete) return notCancelled('part of');
+  try {
     await billing.cancelNow(ref);
-    if (payment) await billing.refund(sub.orderItemId, payment, refund!, sub.currency);
-  });
+  } catch (e) {
+    if (!refund) throw providerFailure(sub.source, e);
+    return notCancelled('');
+  }
   const status = refund !== null && refund > 0 ? 'refunded' : 'expired';
   await db
     .updateTable('odi_order_items')
@@ -105,22 +123,77 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
       odi_subscription_cancelled_time: now,
       odi_scheduled_pro_product_id: null,
       odi_scheduled_change_time: null,
-      ...(refund !== null ? { odi_refund_amount: refund, odi_refund_time: now, odi_refund_note: 'Prorated refund of the unused period on cancellation' } : {}),
       odi_update_time: now,
     })
     .where('odi_order_item_id', '=', sub.orderItemId)
     .execute();
-  // A second source's purchase (flagged by the store) never held the tier, so it takes none away.
-  if (sub.tier && !sub.sourceConflict) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
-  return { order_item_id: sub.orderItemId, status, timing: 'immediate', end_date: formatTimestamp(now), refund_amount: refund };
+  if (refund !== null) await recordRefund(ctx, sub.orderItemId, refund, now, 'Prorated refund of the unused period on cancellation');
+  // A second source's purchase (flagged by the store), or one whose grant the upgrade-only rule skipped,
+  // never held the tier, so it takes none away.
+  if (sub.tier && !sub.sourceConflict && !sub.tierSkipped) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
+  return { order_item_id: sub.orderItemId, status, timing: 'immediate', end_date: formatTimestamp(now), refund_amount: refund, currency: sub.currency, cancelled: true };
 }
 
-/** The unused share of what was paid for the current period. */
-function refundFor(sub: Subscription, now: Date): number {
-  if (sub.price === null || sub.periodEnd === null) return 0;
+/** The refund (minor units) is recorded on the item: what was refunded of it in all, when, and why. */
+async function recordRefund(ctx: LifecycleContext, orderItemId: number, amount: number, now: Date, note: string): Promise<void> {
+  await lifecycleDb(ctx.db)
+    .updateTable('odi_order_items')
+    .set((eb) => ({ odi_refund_amount: eb(eb.fn.coalesce('odi_refund_amount', eb.val(0)), '+', amount), odi_refund_time: now, odi_refund_note: note }))
+    .where('odi_order_item_id', '=', orderItemId)
+    .execute();
+}
+
+/**
+ * Refunds the unused share of what was actually paid for the current period, spread over the payments
+ * that paid for it (the period's own and any upgrade's charge), each never more than is left of it, in
+ * integer minor units; each refund is counted on its payment as it is made, so a retry never repeats it.
+ * Returns the total refunded. A provider refusal before anything was refunded is the 502 that changes
+ * nothing; after a refund was made, the refunds made so far stand (the cancel is not attempted).
+ */
+async function refundUnused(
+  ctx: LifecycleContext,
+  sub: Subscription & { source: WebBilledSource },
+  billing: PlanBilling,
+  ref: string,
+  now: Date,
+): Promise<{ refunded: number; complete: boolean }> {
+  if (sub.periodEnd === null || sub.periodEnd.getTime() <= now.getTime()) return { refunded: 0, complete: true };
   const start = currentPeriodStart(sub, sub.periodEnd);
-  if (start.getTime() >= sub.periodEnd.getTime()) return 0;
-  return cancellationRefund({ priceMinor: sub.price, periodStart: start, periodEnd: sub.periodEnd }, now, true);
+  let payments = await periodPayments(ctx.db, sub.orderItemId, start);
+  if (!payments.some((p) => p.kind === 'period') && sub.price !== null && start.getTime() < sub.periodEnd.getTime()) {
+    // Nothing recorded for the period: it was paid the item's price, by the payment found at refund time.
+    await recordSubscriptionPayment(ctx.db, {
+      orderItemId: sub.orderItemId,
+      source: sub.source,
+      kind: 'period',
+      amount: sub.price,
+      currency: sub.currency,
+      coversFrom: start,
+      coversUntil: sub.periodEnd,
+    });
+    payments = await periodPayments(ctx.db, sub.orderItemId, start);
+  }
+  const amounts = refundsAcross(payments, sub.periodEnd, now);
+  let refunded = 0;
+  for (const [i, p] of payments.entries()) {
+    const amount = amounts[i]!;
+    if (amount <= 0) continue;
+    try {
+      const payment = p.paymentReference ? billing.paymentRef(p.paymentReference) : await billing.paymentFor(sub.orderItemId, ref, p.invoiceReference);
+      if (!p.paymentReference) {
+        const found = paymentReferenceOf(payment);
+        if (found) await setPaymentReference(ctx.db, p.id, found);
+      }
+      await billing.refund(sub.orderItemId, payment, amount, p.currency);
+    } catch (e) {
+      if (refunded === 0) throw providerFailure(sub.source, e);
+      // Part refunded: nothing more is asked of the provider; the member is told what was refunded.
+      return { refunded, complete: false };
+    }
+    await addRefunded(ctx.db, p.id, amount);
+    refunded += amount;
+  }
+  return { refunded, complete: true };
 }
 
 /**

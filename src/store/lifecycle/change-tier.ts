@@ -3,8 +3,9 @@ import type { DB } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { TierInputError } from '../../tiers/errors.js';
 import { TierMembershipService } from '../../tiers/membership.js';
-import { atProvider, planBilling, providerFailure, subscriptionRef, type PlanBilling, type WebBilledSource } from './billing.js';
-import type { LifecycleContext } from './cancel.js';
+import { periodPayments, recordSubscriptionPayment } from '../payments.js';
+import { atProvider, paymentReferenceOf, planBilling, providerFailure, subscriptionRef, type PlanBilling, type WebBilledSource } from './billing.js';
+import { currentPeriodStart, type LifecycleContext } from './cancel.js';
 import { isStoreBilled, refuse, requireStoreActive, storeBilledRefusal } from './refusals.js';
 import { lockedCurrentSubscription, readPlanProduct, type PlanProduct, type Subscription } from './subscriptions.js';
 import { lifecycleDb } from './tables.js';
@@ -129,10 +130,58 @@ export async function changeTier(ctx: LifecycleContext, target: TierChangeTarget
   }
 
   // Our side first: a refusal from the tier services must come before the provider has been asked.
+  // The period's own payment is kept before the change, while it is still the subscription's latest: a
+  // prorated refund later is taken from it and from the upgrade's charge (DESIGN 14).
+  const periodStart = currentPeriodStart(sub, sub.periodEnd ?? now);
+  if (upgrade) await keepPeriodPayment(ctx, sub, billing, ref, periodStart);
   await switchPlan(ctx.db, sub.orderItemId, plan, now);
   await moveTier(ctx, sub, plan, upgrade ? 'upgrade' : 'downgrade');
-  const { approvalUrl } = await atProvider(sub.source, () => billing.changePlan(ref, { planRef, productId: plan.productId }, { prorate: true }));
+  // An upgrade is bought now: the prorated difference is charged at once, and that payment recorded.
+  const { approvalUrl, charged } = await atProvider(sub.source, () =>
+    billing.changePlan(ref, { planRef, productId: plan.productId }, { prorate: true, chargeNow: upgrade }),
+  );
+  if (charged && charged.amount > 0) {
+    await recordSubscriptionPayment(ctx.db, {
+      orderItemId: sub.orderItemId,
+      source: sub.source,
+      kind: 'upgrade',
+      paymentReference: charged.reference,
+      invoiceReference: charged.invoiceId,
+      amount: charged.amount,
+      currency: charged.currency ?? sub.currency,
+      coversFrom: now,
+      coversUntil: sub.periodEnd,
+    });
+  }
   return { order_item_id: sub.orderItemId, change: upgrade ? 'upgrade' : 'downgrade', tier: tierOf(plan), effective_date: formatTimestamp(now), approval_url: approvalUrl };
+}
+
+/**
+ * Records the payment that paid for the current period when none is recorded yet (a subscription bought
+ * before payments were kept, or whose renewal named none): what the item's price was, and the payment a
+ * refund of it goes to, found now while it is still the subscription's latest. A provider that cannot
+ * name it leaves the reference to be found at refund time.
+ */
+async function keepPeriodPayment(ctx: LifecycleContext, sub: WebSubscription, billing: PlanBilling, ref: string, periodStart: Date): Promise<void> {
+  if (sub.price === null) return;
+  const recorded = await periodPayments(ctx.db, sub.orderItemId, periodStart);
+  if (recorded.some((p) => p.kind === 'period')) return;
+  let reference: string | null = null;
+  try {
+    reference = paymentReferenceOf(await billing.paymentFor(sub.orderItemId, ref));
+  } catch {
+    reference = null;
+  }
+  await recordSubscriptionPayment(ctx.db, {
+    orderItemId: sub.orderItemId,
+    source: sub.source,
+    kind: 'period',
+    paymentReference: reference,
+    amount: sub.price,
+    currency: sub.currency,
+    coversFrom: periodStart,
+    coversUntil: sub.periodEnd,
+  });
 }
 
 /** The order item now stands for the new plan: its product and price; any scheduled change is settled. */

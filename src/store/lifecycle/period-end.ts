@@ -62,6 +62,8 @@ export async function processPeriodEnds(db: Kysely<DB>, clock: Clock, settings: 
     .where('odi_subscription_status', '=', 'active')
     .where('odi_scheduled_pro_product_id', 'is not', null)
     .where('odi_scheduled_change_time', '<=', now)
+    // A store-billed downgrade (App Store DOWNGRADE) takes effect with the store's renewal, not on our clock.
+    .where('odi_payment_source', 'in', ['card_processor', 'wallet_provider'])
     .orderBy('odi_scheduled_change_time')
     .limit(BATCH)
     .execute();
@@ -78,7 +80,7 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
   const item = await lifecycleDb(trx)
     .selectFrom('odi_order_items')
     .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
-    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'pro_sbt_subscription_tier_id'])
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'odi_tier_skipped_time', 'pro_sbt_subscription_tier_id'])
     .where('odi_order_item_id', '=', id)
     .where('odi_subscription_status', '=', 'cancelled')
     .where('odi_subscription_period_end', '<=', now)
@@ -92,7 +94,8 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .execute();
   const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
   // A second source's purchase (flagged by the store) never held the tier, so its end takes none away.
-  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null;
+  // Nor did a purchase whose grant the upgrade-only rule skipped (DESIGN 14).
+  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null && item.odi_tier_skipped_time === null;
   if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
     await new TierMembershipService(trx, clock).removeFromAllTiers(
       userId,
@@ -119,6 +122,7 @@ async function holdsAnotherTierSubscription(trx: Kysely<DB>, userId: number, exc
     .where('odi_is_subscription', '=', true)
     .where('odi_delete_time', 'is', null)
     .where('odi_source_conflict_time', 'is', null)
+    .where('odi_tier_skipped_time', 'is', null)
     .where('pro_sbt_subscription_tier_id', 'is not', null)
     .where((eb) =>
       eb.or([

@@ -43,3 +43,27 @@ export function unusedAmount(p: PaidPeriod, at: Date): number {
 export function cancellationRefund(p: PaidPeriod, at: Date, prorate: boolean): number {
   return prorate ? unusedAmount(p, at) : 0;
 }
+
+/** One payment that paid for (part of) the current period: from `coversFrom` to the period end. */
+export interface PeriodPayment {
+  /** Minor units paid. */
+  amount: number;
+  coversFrom: Date;
+  /** Minor units already refunded of it. */
+  refunded: number;
+}
+
+/**
+ * The refund of an immediate prorated cancellation at `at`, spread over the payments that paid for the
+ * period (the period's invoice and any upgrade's prorated charge): each refunds the unused share of what
+ * it paid for the time it covers, less what was already refunded of it, never more than is left of it.
+ * One amount per payment, in the same order, in integer minor units.
+ */
+export function refundsAcross(payments: PeriodPayment[], periodEnd: Date, at: Date): number[] {
+  return payments.map((p) => {
+    const left = p.amount - p.refunded;
+    if (left <= 0 || p.coversFrom.getTime() >= periodEnd.getTime()) return 0;
+    const unused = unusedAmount({ priceMinor: p.amount, periodStart: p.coversFrom, periodEnd }, at);
+    return Math.max(0, Math.min(left, unused - p.refunded));
+  });
+}

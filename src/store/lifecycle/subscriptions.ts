@@ -24,6 +24,8 @@ export interface Subscription {
   scheduledChangeTime: Date | null;
   /** A second source's purchase, refused for tier purposes by the store: it never grants or removes a tier. */
   sourceConflict: boolean;
+  /** A purchase whose grant the upgrade-only rule skipped: it holds no tier, so its end removes none. */
+  tierSkipped: boolean;
 }
 
 /** The statuses the member sees: a subscription that still gives access. */
@@ -48,6 +50,7 @@ function baseQuery(db: Kysely<DB>) {
       'odi_scheduled_pro_product_id',
       'odi_scheduled_change_time',
       'odi_source_conflict_time',
+      'odi_tier_skipped_time',
       'odi_create_time',
       'pro_name',
       'pro_subscription_period',
@@ -84,6 +87,7 @@ function toSubscription(r: Row): Subscription {
     scheduledProductId: r.odi_scheduled_pro_product_id === null ? null : Number(r.odi_scheduled_pro_product_id),
     scheduledChangeTime: r.odi_scheduled_change_time,
     sourceConflict: r.odi_source_conflict_time !== null,
+    tierSkipped: r.odi_tier_skipped_time !== null,
   };
 }
 

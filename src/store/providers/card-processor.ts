@@ -11,6 +11,7 @@ export interface CardSubscription {
   /** The subscription item carrying the price (needed to change plan). */
   itemId: string | null;
   priceId: string | null;
+  latestInvoiceId: string | null;
 }
 
 export interface CardRefund {
@@ -24,6 +25,13 @@ export interface CardRefund {
 export interface CardPayment {
   paymentIntentId: string | null;
   chargeId: string | null;
+}
+
+/** A paid invoice: what it charged (minor units) and the payment that paid it. */
+export interface CardInvoicePayment extends CardPayment {
+  invoiceId: string;
+  amountPaid: number;
+  currency: string | null;
 }
 
 export interface CheckoutSessionRequest {
@@ -48,10 +56,18 @@ export interface CardProcessorClient {
   /** Undoes a scheduled cancellation (cancel_at_period_end false). */
   resume(subscriptionId: string): Promise<CardSubscription>;
   /**
-   * Moves the subscription to another price; prorate creates prorations, else none. metadata (e.g. the
-   * new product_id, so renewals name the new product) is merged into the subscription's metadata.
+   * Moves the subscription to another price; prorate creates prorations, else none; chargeNow (with
+   * prorate) invoices and charges the prorated difference at once (the processor's "always_invoice"),
+   * and the paid invoice is returned. metadata (e.g. the new product_id, so renewals name the new
+   * product) is merged into the subscription's metadata.
    */
-  changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; metadata?: Record<string, string> }): Promise<CardSubscription>;
+  changePlan(
+    subscriptionId: string,
+    priceId: string,
+    opts: { prorate: boolean; chargeNow?: boolean; metadata?: Record<string, string> },
+  ): Promise<CardSubscription & { invoice: CardInvoicePayment | null }>;
+  /** The payment of a paid invoice; null when it has none. */
+  paymentOfInvoice(invoiceId: string): Promise<CardPayment | null>;
   /**
    * The payment of the subscription's latest invoice, when it is paid: what the current period was paid
    * with (a subscription checkout has no payment intent of its own). null when there is none.
@@ -90,6 +106,7 @@ function toSubscription(s: Stripe.Subscription): CardSubscription {
     currentPeriodEnd: typeof end === 'number' ? new Date(end * 1000) : null,
     itemId: item?.id ?? null,
     priceId: item?.price?.id ?? null,
+    latestInvoiceId: idOf(s.latest_invoice),
   };
 }
 
@@ -138,22 +155,40 @@ export class StripeCardProcessorClient implements CardProcessorClient {
     return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
   }
 
-  async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; metadata?: Record<string, string> }) {
+  async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; chargeNow?: boolean; metadata?: Record<string, string> }) {
     const current = await this.getSubscription(subscriptionId);
     if (!current.itemId) throw new Error(`Subscription ${subscriptionId} has no item to change`);
+    const chargeNow = opts.prorate && opts.chargeNow === true;
     const updated = await this.stripe.subscriptions.update(subscriptionId, {
       items: [{ id: current.itemId, price: priceId }],
-      proration_behavior: opts.prorate ? 'create_prorations' : 'none',
+      proration_behavior: !opts.prorate ? 'none' : chargeNow ? 'always_invoice' : 'create_prorations',
+      // A charge that fails must fail the change, not leave it applied and unpaid.
+      ...(chargeNow ? { payment_behavior: 'error_if_incomplete' as const } : {}),
       cancel_at_period_end: false,
       ...(opts.metadata ? { metadata: opts.metadata } : {}),
     });
-    return toSubscription(updated);
+    // The invoice the change created: the subscription's latest, when it is a new one (a change that costs
+    // nothing creates none).
+    const invoiceId = chargeNow ? idOf(updated.latest_invoice) : null;
+    const invoice = invoiceId !== null && invoiceId !== current.latestInvoiceId ? await this.paidInvoice(invoiceId) : null;
+    return { ...toSubscription(updated), invoice };
+  }
+
+  private async paidInvoice(invoiceId: string): Promise<CardInvoicePayment | null> {
+    const invoice = await this.stripe.invoices.retrieve(invoiceId);
+    if (invoice.status !== 'paid' || !invoice.amount_paid) return null;
+    const payment = await this.paymentOfInvoice(invoiceId);
+    return { invoiceId, amountPaid: invoice.amount_paid, currency: invoice.currency ?? null, paymentIntentId: payment?.paymentIntentId ?? null, chargeId: payment?.chargeId ?? null };
   }
 
   async latestPayment(subscriptionId: string): Promise<CardPayment | null> {
     const sub = await this.stripe.subscriptions.retrieve(subscriptionId);
     const invoice = idOf(sub.latest_invoice);
     if (!invoice) return null;
+    return this.paymentOfInvoice(invoice);
+  }
+
+  async paymentOfInvoice(invoice: string): Promise<CardPayment | null> {
     const payments = await this.stripe.invoicePayments.list({ invoice, status: 'paid', limit: 1 });
     const payment = payments.data[0]?.payment;
     const paymentIntentId = idOf(payment?.payment_intent);

@@ -13,6 +13,15 @@ export interface WalletSubscription {
   nextBillingTime: Date | null;
 }
 
+/** A completed payment of a subscription (PayPal v1 sale): the billing agreement is the subscription. */
+export interface WalletSale {
+  id: string;
+  billingAgreementId: string | null;
+  /** Minor units. */
+  amount: number | null;
+  currency: string | null;
+}
+
 export interface WalletRefund {
   id: string;
   status: string;
@@ -46,6 +55,8 @@ export interface WalletProviderClient {
    * capture a refund names. null when there is none.
    */
   latestPayment(subscriptionId: string, until: Date): Promise<string | null>;
+  /** A subscription's payment by its sale (transaction) id; null when the provider knows none. */
+  getSale(saleId: string): Promise<WalletSale | null>;
   /** Refunds a captured payment; amount in minor units with its currency, omitted: the whole capture. */
   refund(captureId: string, amount?: { value: number; currency: string }): Promise<WalletRefund>;
 }
@@ -90,13 +101,24 @@ export class RestWalletProviderClient implements WalletProviderClient {
     return body.access_token;
   }
 
+  /**
+   * One API call. A 401 means the provider no longer accepts our token (revoked, rotated, expired early):
+   * the token is dropped, a new one fetched, and the call made once more; a second 401 is an error.
+   */
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T | null> {
-    const res = await fetch(`${this.base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${await this.accessToken()}`, 'content-type': 'application/json', accept: 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(20_000),
-    });
+    const send = async () =>
+      fetch(`${this.base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${await this.accessToken()}`, 'content-type': 'application/json', accept: 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(20_000),
+      });
+    let res = await send();
+    if (res.status === 401) {
+      await res.body?.cancel();
+      this.token = null;
+      res = await send();
+    }
     if (!res.ok) throw new WalletProviderError(`Wallet provider ${method} ${path} failed (${res.status})`, res.status);
     if (res.status === 204) return null;
     const text = await res.text();
@@ -144,6 +166,24 @@ export class RestWalletProviderClient implements WalletProviderClient {
     const completed = (res?.transactions ?? []).filter((t) => t.status === 'COMPLETED' && typeof t.id === 'string' && t.id !== '');
     completed.sort((a, b) => Date.parse(b.time ?? '') - Date.parse(a.time ?? ''));
     return completed[0]?.id ?? null;
+  }
+
+  async getSale(saleId: string): Promise<WalletSale | null> {
+    let s: { id?: string; billing_agreement_id?: string; amount?: { total?: string; currency?: string } } | null;
+    try {
+      s = await this.call('GET', `/v1/payments/sale/${encodeURIComponent(saleId)}`);
+    } catch (e) {
+      if (e instanceof WalletProviderError && e.status === 404) return null;
+      throw e;
+    }
+    if (!s?.id) return null;
+    const total = Number(s.amount?.total);
+    return {
+      id: s.id,
+      billingAgreementId: s.billing_agreement_id ?? null,
+      amount: Number.isFinite(total) ? Math.round(Math.abs(total) * 100) : null,
+      currency: s.amount?.currency ? s.amount.currency.toLowerCase() : null,
+    };
   }
 
   async refund(captureId: string, amount?: { value: number; currency: string }): Promise<WalletRefund> {

@@ -31,7 +31,7 @@ export function androidEventKind(type: number): AndroidKind | null {
 }
 
 /** The kinds a notification can be read as (never a delayed card payment). */
-type AndroidKind = Exclude<Kind, 'payment_pending' | 'payment_failed'>;
+type AndroidKind = Exclude<Kind, 'payment_pending' | 'payment_failed' | 'product_change' | 'product_change_scheduled'>;
 
 /** The Play API subscription states that confirm each kind of notification. */
 const STATES_FOR: Record<AndroidKind, string[]> = {
@@ -44,14 +44,24 @@ const STATES_FOR: Record<AndroidKind, string[]> = {
   refund: ['SUBSCRIPTION_STATE_EXPIRED', 'SUBSCRIPTION_STATE_CANCELED'],
 };
 
-/** The subscription's state from the Play Developer API (purchases.subscriptionsv2.get) at android_store_api_base. */
+/**
+ * The subscription's state from the Play Developer API (purchases.subscriptionsv2.get) at
+ * android_store_api_base. A 401 refreshes the access token once and retries; a second 401 is an error.
+ */
 export async function readPlaySubscription(ctx: StoreContext, packageName: string, purchaseToken: string): Promise<Obj> {
   const base = (ctx.settings.string('android_store_api_base') || 'https://androidpublisher.googleapis.com').replace(/\/+$/, '');
   const url = `${base}/androidpublisher/v3/applications/${encodeURIComponent(packageName)}/purchases/subscriptionsv2/tokens/${encodeURIComponent(purchaseToken)}`;
-  const res = await fetch(url, {
-    headers: { authorization: `Bearer ${await ctx.deps.androidAccessToken(ctx.settings)}`, accept: 'application/json' },
-    signal: AbortSignal.timeout(20_000),
-  });
+  const send = async (refresh: boolean) =>
+    fetch(url, {
+      headers: { authorization: `Bearer ${await ctx.deps.androidAccessToken(ctx.settings, { refresh })}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(20_000),
+    });
+  let res = await send(false);
+  // The API no longer accepts our token (revoked or expired early): a new one, and the call once more.
+  if (res.status === 401) {
+    await res.body?.cancel();
+    res = await send(true);
+  }
   if (!res.ok) throw new Error(`Play Developer API answered ${res.status}`);
   return (await res.json()) as Obj;
 }
@@ -111,9 +121,14 @@ async function normaliseAndroid(n: Obj, ctx: StoreContext, receivedAt: Date): Pr
   if (!STATES_FOR[kind].includes(String(state.subscriptionState))) return [];
   const { line, expiry } = lineOf(state);
   const stated = await playEventTime(ctx, kind, token, state, expiry);
+  // A purchase that replaces one of ours (an upgrade or downgrade in Play: linkedPurchaseToken) is that
+  // subscription's product change, taking effect now (DESIGN 14).
+  const linked = kind === 'purchase' && typeof state.linkedPurchaseToken === 'string' && state.linkedPurchaseToken !== '' ? String(state.linkedPurchaseToken) : null;
+  const replaces = linked !== null && (await findItemByReference(ctx.db, 'android_store', linked, { lock: false })) ? linked : null;
   return [
     {
-      kind,
+      kind: replaces ? 'product_change' : kind,
+      ...(replaces ? { replaces } : {}),
       source: 'android_store',
       reference: token,
       eventTime: stated ?? receivedAt,
@@ -165,7 +180,7 @@ export const androidStoreWebhook: WebhookAdapter = {
     if (!audience || !sender) throw authError(401, 'Android store notifications are not configured');
     let claims: Obj | undefined;
     try {
-      const certs = await ctx.deps.googleOidcCertificates();
+      const certs = await ctx.deps.googleOidcCertificates(ctx.settings);
       claims = (await oauth.verifySignedJwtWithCertsAsync(token, certs, audience, GOOGLE_ISSUERS)).getPayload();
     } catch {
       throw authError(401, 'Invalid Android store push token');

@@ -41,6 +41,10 @@ export function iosEventKind(type: string | undefined, subtype: string | undefin
       return 'purchase';
     case 'DID_RENEW':
       return 'renewal';
+    case 'DID_CHANGE_RENEWAL_PREF':
+      // UPGRADE takes effect at once (a new period of the higher product); DOWNGRADE (and no subtype: a
+      // downgrade undone) changes only the product that renews.
+      return subtype === 'UPGRADE' ? 'product_change' : 'product_change_scheduled';
     case 'DID_CHANGE_RENEWAL_STATUS':
       return subtype === 'AUTO_RENEW_DISABLED' ? 'cancellation_scheduled' : subtype === 'AUTO_RENEW_ENABLED' ? 'cancellation_undone' : null;
     case 'EXPIRED':
@@ -60,9 +64,23 @@ function iosEventTime(n: ResponseBodyV2DecodedPayload, receivedAt: Date): { even
   return typeof n.signedDate === 'number' ? { eventTime: new Date(n.signedDate) } : { eventTime: receivedAt, receiptTime: true };
 }
 
-function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, receivedAt: Date): StoreEvent[] {
+function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, renewal: JWSRenewalInfoDecodedPayload | null, receivedAt: Date): StoreEvent[] {
   const kind = iosEventKind(n.notificationType, n.subtype);
   if (!kind || !tx?.originalTransactionId) return [];
+  if (kind === 'product_change_scheduled') {
+    // The product that renews is the renewal info's; the transaction is still the current product's.
+    return [
+      {
+        kind,
+        source: 'ios_store',
+        reference: tx.originalTransactionId,
+        user: { accountToken: tx.appAccountToken ?? null },
+        product: { providerProductId: renewal?.autoRenewProductId ?? null },
+        periodEnd: typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+        ...iosEventTime(n, receivedAt),
+      },
+    ];
+  }
   return [
     {
       kind,
@@ -75,14 +93,21 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
       // App Store prices are in milliunits of the currency.
       amount: typeof tx.price === 'number' ? Math.round(tx.price / 10) : null,
       currency: typeof tx.currency === 'string' ? tx.currency.toLowerCase() : null,
+      payment: { saleId: typeof tx.transactionId === 'string' ? tx.transactionId : null },
     },
   ];
 }
 
 /** A verified notification (or one restored from its log row) as the store acts on it. */
-function iosDelivery(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, payload: unknown, receivedAt: Date): VerifiedDelivery {
+function iosDelivery(
+  n: ResponseBodyV2DecodedPayload,
+  tx: JWSTransactionDecodedPayload | null,
+  renewal: JWSRenewalInfoDecodedPayload | null,
+  payload: unknown,
+  receivedAt: Date,
+): VerifiedDelivery {
   const type = [n.notificationType, n.subtype].filter(Boolean).join('.');
-  const events = normaliseIos(n, tx, receivedAt);
+  const events = normaliseIos(n, tx, renewal, receivedAt);
   return {
     eventId: n.notificationUUID!,
     eventType: type || 'unknown',
@@ -123,10 +148,10 @@ export const iosStoreWebhook: WebhookAdapter = {
     }
     if (!notification.notificationUUID) throw authError(400, 'iOS store notification has no notificationUUID');
     const payload = { notification: { ...notification, data: { ...notification.data, signedTransactionInfo: undefined, signedRenewalInfo: undefined } }, transaction, renewal };
-    return iosDelivery(notification, transaction, payload, ctx.clock.now());
+    return iosDelivery(notification, transaction, renewal, payload, ctx.clock.now());
   },
   restore(logged) {
-    const payload = logged.payload as { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null };
-    return iosDelivery(payload.notification, payload.transaction ?? null, logged.payload, logged.eventTime);
+    const payload = logged.payload as { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null; renewal?: JWSRenewalInfoDecodedPayload | null };
+    return iosDelivery(payload.notification, payload.transaction ?? null, payload.renewal ?? null, logged.payload, logged.eventTime);
   },
 };

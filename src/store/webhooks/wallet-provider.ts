@@ -3,22 +3,47 @@ import { crc32 } from 'node:zlib';
 import { authError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { header, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
+import { findItemById } from '../orders.js';
+import { paymentByReference } from '../payments.js';
 
 /** Seconds a transmission time may differ from our clock (each provider retry is a new transmission). */
 export const WALLET_TOLERANCE_SECONDS = 300;
 const CERT_CACHE_MS = 24 * 3600_000;
 const CERT_CACHE_MAX = 32;
 
-/** The provider's certificate host: only certificates served from its own domain are trusted. */
-export function isProviderCertificateUrl(raw: string): boolean {
+/** The provider's own certificate domain: the default of wallet_provider_cert_hosts. */
+export const WALLET_CERT_HOSTS_DEFAULT = 'paypal.com';
+
+/**
+ * Whether a certificate URL is on a trusted certificate host (wallet_provider_cert_hosts, DESIGN 14): a
+ * list of entries separated by commas or spaces. A bare domain trusts https URLs on that domain or its
+ * subdomains on the default port; an origin (scheme://host[:port]) trusts exactly that origin, so a
+ * sandbox or a local fake stands in by setting alone. Credentials in the URL are never trusted.
+ */
+export function isProviderCertificateUrl(raw: string, hosts: string = WALLET_CERT_HOSTS_DEFAULT): boolean {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return false;
   }
+  if (url.username !== '' || url.password !== '') return false;
   const host = url.hostname.toLowerCase();
-  return url.protocol === 'https:' && url.port === '' && url.username === '' && (host === 'paypal.com' || host.endsWith('.paypal.com'));
+  for (const entry of (hosts.trim() || WALLET_CERT_HOSTS_DEFAULT).split(/[\s,]+/).filter(Boolean)) {
+    if (entry.includes('://')) {
+      let origin: URL;
+      try {
+        origin = new URL(entry);
+      } catch {
+        continue;
+      }
+      if ((origin.protocol === 'https:' || origin.protocol === 'http:') && url.origin === origin.origin) return true;
+      continue;
+    }
+    const domain = entry.toLowerCase().replace(/^\.+/, '');
+    if (url.protocol === 'https:' && url.port === '' && (host === domain || host.endsWith(`.${domain}`))) return true;
+  }
+  return false;
 }
 
 const certCache = new Map<string, { cert: X509Certificate; fetchedAt: number }>();
@@ -64,11 +89,61 @@ const WALLET_EVENT_TYPES = new Set([
   'BILLING.SUBSCRIPTION.EXPIRED',
   'PAYMENT.SALE.COMPLETED',
   'PAYMENT.SALE.REFUNDED',
+  'PAYMENT.CAPTURE.REFUNDED',
 ]);
 
 function walletActsOn(event: Obj): boolean {
   if (!WALLET_EVENT_TYPES.has(String(event.event_type))) return false;
-  return !String(event.event_type).startsWith('PAYMENT.SALE.') || typeof event.resource?.billing_agreement_id === 'string';
+  const r = (event.resource ?? {}) as Obj;
+  if (event.event_type === 'PAYMENT.SALE.COMPLETED') return typeof r.billing_agreement_id === 'string';
+  if (event.event_type === 'PAYMENT.SALE.REFUNDED' || event.event_type === 'PAYMENT.CAPTURE.REFUNDED') return typeof r.billing_agreement_id === 'string' || refundedPaymentId(r) !== null;
+  return true;
+}
+
+/**
+ * The payment a refund returns, as the provider names it: a v1 sale refund's sale_id (its "sale" link in
+ * older samples), a v2 refund's capture (its "up" link).
+ */
+function refundedPaymentId(r: Obj): string | null {
+  if (typeof r.sale_id === 'string' && r.sale_id !== '') return r.sale_id;
+  const links = Array.isArray(r.links) ? (r.links as Obj[]) : [];
+  for (const l of links) {
+    const m = typeof l.href === 'string' ? /\/v1\/payments\/sale\/([^/?#]+)|\/v2\/payments\/captures\/([^/?#]+)$/.exec(l.href) : null;
+    if (m && (l.rel === 'sale' || l.rel === 'up')) return decodeURIComponent((m[1] ?? m[2])!);
+  }
+  return null;
+}
+
+/** A money amount in either of the provider's shapes ({total, currency} or {value, currency_code}), as positive minor units. */
+function moneyOf(a: unknown): { minor: number | null; currency: string | null } {
+  const o = (a ?? {}) as Obj;
+  const minor = toMinor(o.total ?? o.value);
+  const currency = typeof o.currency === 'string' ? o.currency : typeof o.currency_code === 'string' ? o.currency_code : null;
+  // Older samples report a refund's total as a negative amount.
+  return { minor: minor === null ? null : Math.abs(minor), currency: currency ? currency.toLowerCase() : null };
+}
+
+/**
+ * The subscription and paid amount of a refunded payment: the payment as we recorded it (a renewal's
+ * sale, or the capture on the order), else as the provider's sale API states it (its billing agreement
+ * is the subscription).
+ */
+async function resolveRefundedPayment(ctx: StoreContext, paymentId: string): Promise<{ subscriptionId: string | null; paid: number | null }> {
+  const recorded = await paymentByReference(ctx.db, 'wallet_provider', paymentId);
+  if (recorded) {
+    const item = await findItemById(ctx.db, recorded.orderItemId, { lock: false });
+    if (item?.odi_subscription_reference) return { subscriptionId: item.odi_subscription_reference, paid: recorded.amount };
+  }
+  const order = await ctx.db
+    .selectFrom('ord_orders')
+    .innerJoin('odi_order_items', 'odi_ord_order_id', 'ord_order_id')
+    .select(['odi_subscription_reference', 'odi_price'])
+    .where('ord_paypal_order_id', '=', paymentId)
+    .where('odi_payment_source', '=', 'wallet_provider')
+    .executeTakeFirst();
+  if (order?.odi_subscription_reference) return { subscriptionId: order.odi_subscription_reference, paid: order.odi_price === null ? null : Number(order.odi_price) };
+  const sale = await ctx.deps.walletProvider(ctx.settings).getSale(paymentId);
+  return { subscriptionId: sale?.billingAgreementId ?? null, paid: sale?.amount ?? null };
 }
 
 /**
@@ -97,7 +172,9 @@ export async function normaliseWalletEvent(event: Obj, ctx: StoreContext, receiv
     case 'BILLING.SUBSCRIPTION.RE-ACTIVATED':
       return [subscription('cancellation_undone')];
     case 'BILLING.SUBSCRIPTION.CANCELLED':
-      return [subscription('cancellation')];
+      // The member cancelled at the provider (or we finished our own end-of-period cancel): the paid
+      // period is theirs; it ends at the period end (DESIGN 14, "Cancellations made at the provider").
+      return [subscription('cancellation_scheduled')];
     case 'BILLING.SUBSCRIPTION.EXPIRED':
       return [subscription('expiry')];
     case 'PAYMENT.SALE.COMPLETED': {
@@ -113,22 +190,41 @@ export async function normaliseWalletEvent(event: Obj, ctx: StoreContext, receiv
           periodEnd: sub.nextBillingTime,
           amount: toMinor(r.amount?.total),
           currency: typeof r.amount?.currency === 'string' ? r.amount.currency.toLowerCase() : null,
+          payment: { saleId: typeof r.id === 'string' ? r.id : null },
         },
       ];
     }
     case 'PAYMENT.SALE.REFUNDED':
-      if (typeof r.billing_agreement_id !== 'string') return [];
+    case 'PAYMENT.CAPTURE.REFUNDED': {
+      // PayPal's own shapes name the sale (sale_id, parent_payment) or the capture (the "up" link), and
+      // not the subscription: the payment is resolved to its subscription.
+      const paymentId = refundedPaymentId(r);
+      const refund = moneyOf(r.amount);
+      // The newer samples state the payment's whole refunded amount so far.
+      const soFar = r.total_refunded_amount ? moneyOf(r.total_refunded_amount).minor : null;
+      let subscriptionId = typeof r.billing_agreement_id === 'string' ? r.billing_agreement_id : null;
+      let paid: number | null = null;
+      if (paymentId !== null) {
+        const resolved = await resolveRefundedPayment(ctx, paymentId);
+        subscriptionId ??= resolved.subscriptionId;
+        paid = resolved.paid;
+      }
+      if (subscriptionId === null) return [];
+      const amount = soFar ?? refund.minor;
       return [
         {
           ...base,
           kind: 'refund',
-          reference: r.billing_agreement_id,
+          reference: subscriptionId,
           user: {},
           product: {},
           periodEnd: null,
-          amount: toMinor(r.amount?.total),
+          amount,
+          currency: refund.currency,
+          refundWhole: paid !== null && amount !== null ? amount >= paid : null,
         },
       ];
+    }
     default:
       return [];
   }
@@ -153,7 +249,7 @@ export const walletProviderWebhook: WebhookAdapter = {
     if (algo !== undefined && algo !== 'SHA256withRSA') throw authError(401, 'Unsupported wallet provider signature algorithm');
     const sent = Date.parse(time);
     if (Number.isNaN(sent) || Math.abs(ctx.clock.nowMs() - sent) > WALLET_TOLERANCE_SECONDS * 1000) throw authError(401, 'Wallet provider transmission time is outside the tolerance');
-    if (!isProviderCertificateUrl(certUrl)) throw authError(401, 'Wallet provider certificate is not on the provider domain');
+    if (!isProviderCertificateUrl(certUrl, ctx.settings.string('wallet_provider_cert_hosts'))) throw authError(401, 'Wallet provider certificate is not on the provider domain');
     let cert: X509Certificate;
     try {
       cert = await providerCertificate(certUrl, ctx);

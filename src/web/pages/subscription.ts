@@ -28,6 +28,8 @@ const STORE_MANAGEMENT = {
 /** Results the page reports after a control succeeded (the script reloads with ?done=...). */
 const DONE_MESSAGES: Record<string, string> = {
   cancelled: 'Your subscription has been cancelled.',
+  // An immediate cancel whose refund was made but which the provider then would not cancel (DESIGN 14).
+  not_cancelled: 'The unused part of the period was refunded, but the payment provider could not cancel your subscription: it is still active and will renew. Please try cancelling again later.',
   reactivated: 'Your subscription has been reactivated.',
   changed: 'Your subscription has been changed.',
 };

@@ -15,6 +15,8 @@ document.addEventListener('DOMContentLoaded', function () {
     window.serviceApi.post(button.getAttribute('data-action'), JSON.parse(button.getAttribute('data-body'))).then(function (data) {
       // A wallet-billed plan change may need the payer's approval on the provider's site first.
       if (data && data.approval_url) return window.location.assign(data.approval_url);
+      // Refunded, but the provider would not cancel: the page says exactly that.
+      if (data && data.cancelled === false) return window.location.assign('/profile/subscription?done=not_cancelled');
       var next = button.getAttribute('data-next');
       window.location.assign(next || '/profile/subscription?done=' + encodeURIComponent(button.getAttribute('data-done')));
     }, function (err) {

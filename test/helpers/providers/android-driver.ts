@@ -1,7 +1,7 @@
 import { storeAccountToken } from '../../../src/store/accounts.js';
 import type { TestApp } from '../app.js';
 import type { Delivery, ProviderFact, SourceDriver } from '../store.js';
-import { FakePlay, PLAY_ACCESS_TOKEN } from './fake-play.js';
+import { FakePlay } from './fake-play.js';
 import { makeOidcKey, signOidcToken } from './google-oidc-signer.js';
 
 export const ANDROID_PACKAGE = 'com.example.gatehouse';
@@ -64,9 +64,9 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
       await t.services.settings.set('android_store_package_name', ANDROID_PACKAGE);
       await t.services.settings.set('android_store_push_audience', ANDROID_AUDIENCE);
       await t.services.settings.set('android_store_push_email', ANDROID_PUSH_EMAIL);
-      await t.services.settings.set('android_store_api_base', play.base);
-      t.services.store.deps.googleOidcCertificates = async () => key.certs;
-      t.services.store.deps.androidAccessToken = async () => PLAY_ACCESS_TOKEN;
+      // Every Google endpoint by setting: the Play API, its token endpoint and the push-token certificates.
+      play.certs = key.certs;
+      for (const [k, v] of Object.entries(play.settings())) await t.services.settings.set(k, v);
     },
     async teardown() {
       await play.stop();

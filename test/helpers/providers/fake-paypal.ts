@@ -21,6 +21,11 @@ export class FakePaypal extends FakeServer {
   readonly clientId = 'wallet-client-id';
   readonly clientSecret = 'wallet-client-secret';
   private readonly tokens = new Set<string>();
+  /** Sales (subscription payments) as GET /v1/payments/sale/{id} shows them. */
+  readonly sales = new Map<string, { id: string; state: string; billing_agreement_id: string; amount: { total: string; currency: string } }>();
+  /** Every token issued; when issueDeadTokens is set, new tokens are issued but never accepted. */
+  readonly issued: string[] = [];
+  issueDeadTokens = false;
   private n = 0;
 
   constructor() {
@@ -31,7 +36,8 @@ export class FakePaypal extends FakeServer {
         return { status: 401, json: { error: 'invalid_client' } };
       }
       const token = `A21AA-test-${++this.n}`;
-      this.tokens.add(token);
+      this.issued.push(token);
+      if (!this.issueDeadTokens) this.tokens.add(token);
       return { json: { access_token: token, token_type: 'Bearer', expires_in: 32400 } };
     });
     this.route('GET /v1/notifications/certs/:name', (req) => {
@@ -72,9 +78,20 @@ export class FakePaypal extends FakeServer {
         }),
       ),
     );
+    this.route('GET /v1/payments/sale/:id', (req) =>
+      this.authorized(req.headers.authorization, () => {
+        const sale = this.sales.get(req.params.id!);
+        return sale ? { json: { ...sale, create_time: '2026-03-01T11:00:00Z', links: [] } } : { status: 404, json: { name: 'INVALID_RESOURCE_ID', message: 'Requested resource ID was not found.' } };
+      }),
+    );
     this.route('POST /v2/payments/captures/:id/refund', (req) =>
       this.authorized(req.headers.authorization, () => ({ status: 201, json: { id: `REFUND-${++this.n}`, status: 'COMPLETED' } })),
     );
+  }
+
+  /** Every access token stops being accepted (as a revocation or an early expiry would). */
+  revokeTokens(): void {
+    this.tokens.clear();
   }
 
   addSubscription(s: Partial<FakePaypalSubscription> & { id: string; plan_id: string }): FakePaypalSubscription {

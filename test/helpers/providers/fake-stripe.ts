@@ -6,6 +6,7 @@ export interface FakeSubscription {
   object: 'subscription';
   status: string;
   cancel_at_period_end: boolean;
+  current_period_start: number;
   current_period_end: number;
   metadata: Record<string, string>;
   latest_invoice: string | null;
@@ -27,6 +28,21 @@ export class FakeStripe extends FakeServer {
   readonly invoicePayments = new Map<string, { id: string; object: 'invoice_payment'; invoice: string; status: string; payment: { type: 'payment_intent'; payment_intent: string } }>();
   /** The subscription each invoice bills. */
   readonly invoiceSubscriptions = new Map<string, string>();
+  /** What each invoice charged (minor units). */
+  readonly invoiceAmounts = new Map<string, number>();
+  /** Unit amounts (minor units) of the prices the fake knows: proration is computed from them. */
+  readonly prices = new Map<string, number>();
+  /**
+   * Payments the fake knows (payment intent or charge id): a refund of more than is left of one is refused
+   * as the processor refuses it; a payment the fake does not know is refunded as asked.
+   */
+  readonly payments = new Map<string, { amount: number; refunded: number }>();
+  /** Proration items left for the next invoice ("create_prorations"), per subscription. */
+  readonly pendingInvoiceItems: Array<{ subscription: string; amount: number }> = [];
+  /** When set, refunds answer this error (a processor that refuses). */
+  refuseRefunds: { status: number; code: string; message: string } | null = null;
+  /** When set, cancelling a subscription answers this error. */
+  refuseCancels: { status: number; code: string; message: string } | null = null;
   /** Where the Pay button delivers the webhook, and the endpoint secret it signs with. */
   webhook: { url: string; secret: string } | null = null;
   /** Seconds; the provider's clock for created/period times (tests align it with the app clock). */
@@ -84,7 +100,14 @@ export class FakeStripe extends FakeServer {
       if (Array.isArray(b.items)) {
         for (const it of b.items) {
           const item = sub.items.data.find((d) => d.id === it.id);
-          if (item && it.price) item.price = { id: it.price, object: 'price' };
+          if (!item || !it.price) continue;
+          const proration = this.proration(sub, item.price.id, it.price);
+          item.price = { id: it.price, object: 'price' };
+          // The processor's proration behaviours: always_invoice invoices and charges the difference now;
+          // create_prorations (the default) leaves it as pending items for the next invoice; none drops it.
+          const behaviour = b.proration_behavior ?? 'create_prorations';
+          if (proration !== 0 && behaviour === 'create_prorations') this.pendingInvoiceItems.push({ subscription: sub.id, amount: proration });
+          if (proration > 0 && behaviour === 'always_invoice') this.payInvoice(sub.id, undefined, proration);
         }
       }
       return { json: sub };
@@ -92,6 +115,7 @@ export class FakeStripe extends FakeServer {
     this.route('DELETE /v1/subscriptions/:id', (req) => {
       const sub = this.subscriptions.get(req.params.id!);
       if (!sub) return this.missing(req.params.id!);
+      if (this.refuseCancels) return { status: this.refuseCancels.status, json: { error: { type: 'api_error', code: this.refuseCancels.code, message: this.refuseCancels.message } } };
       sub.status = 'canceled';
       return { json: sub };
     });
@@ -107,10 +131,29 @@ export class FakeStripe extends FakeServer {
     this.route('GET /v1/invoices/:id', (req) => {
       const subscription = this.invoiceSubscriptions.get(req.params.id!);
       if (!subscription) return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such invoice: '${req.params.id}'` } } };
-      return { json: { id: req.params.id, object: 'invoice', status: 'paid', parent: { type: 'subscription_details', subscription_details: { subscription } } } };
+      return {
+        json: {
+          id: req.params.id,
+          object: 'invoice',
+          status: 'paid',
+          currency: 'usd',
+          amount_paid: this.invoiceAmounts.get(req.params.id!) ?? 0,
+          parent: { type: 'subscription_details', subscription_details: { subscription } },
+        },
+      };
     });
     this.route('POST /v1/refunds', (req) => {
       const b = req.body as Record<string, any>;
+      if (this.refuseRefunds) return { status: this.refuseRefunds.status, json: { error: { type: 'invalid_request_error', code: this.refuseRefunds.code, message: this.refuseRefunds.message } } };
+      const paid = this.payments.get(b.payment_intent ?? b.charge);
+      if (paid) {
+        const amount = b.amount ? Number(b.amount) : paid.amount - paid.refunded;
+        if (amount > paid.amount - paid.refunded) {
+          const left = ((paid.amount - paid.refunded) / 100).toFixed(2);
+          return { status: 400, json: { error: { type: 'invalid_request_error', code: 'amount_too_large', message: `Refund amount ($${(amount / 100).toFixed(2)}) is greater than unrefunded amount on charge ($${left})` } } };
+        }
+        paid.refunded += amount;
+      }
       const refund = { id: `re_test_${++this.n}`, object: 'refund', amount: b.amount ? Number(b.amount) : 1000, status: 'succeeded', payment_intent: b.payment_intent ?? null, charge: b.charge ?? null, metadata: b.metadata ?? {} };
       this.refunds.push(refund);
       return { json: refund };
@@ -118,12 +161,13 @@ export class FakeStripe extends FakeServer {
   }
 
   /** Adds a subscription the fake knows about (as if created by a checkout). */
-  addSubscription(id: string, priceId: string, periodEnd: number, metadata: Record<string, string> = {}): FakeSubscription {
+  addSubscription(id: string, priceId: string, periodEnd: number, metadata: Record<string, string> = {}, periodStart = periodEnd - 30 * 86400): FakeSubscription {
     const sub: FakeSubscription = {
       id,
       object: 'subscription',
       status: 'active',
       cancel_at_period_end: false,
+      current_period_start: periodStart,
       current_period_end: periodEnd,
       metadata,
       latest_invoice: null,
@@ -133,12 +177,29 @@ export class FakeStripe extends FakeServer {
     return sub;
   }
 
-  /** Records a paid invoice of the subscription (now its latest), paid by `paymentIntentId`. */
-  payInvoice(subscriptionId: string, paymentIntentId = `pi_test_${++this.n}`): string {
+  /**
+   * The processor's proration of a price change now: credit for the unused time on the old price, charge
+   * for it on the new one, each to the second and rounded to the minor unit.
+   */
+  proration(sub: FakeSubscription, fromPrice: string, toPrice: string): number {
+    const from = this.prices.get(fromPrice);
+    const to = this.prices.get(toPrice);
+    const length = sub.current_period_end - sub.current_period_start;
+    const left = sub.current_period_end - this.now();
+    if (from === undefined || to === undefined || length <= 0 || left <= 0) return 0;
+    return Math.round((to * left) / length) - Math.round((from * left) / length);
+  }
+
+  /** Records a paid invoice of the subscription (now its latest), paid by `paymentIntentId`, of `amount` when given. */
+  payInvoice(subscriptionId: string, paymentIntentId = `pi_test_${++this.n}`, amount?: number): string {
     const sub = this.subscriptions.get(subscriptionId)!;
     const invoice = `in_test_${++this.n}`;
     sub.latest_invoice = invoice;
     this.invoiceSubscriptions.set(invoice, subscriptionId);
+    if (amount !== undefined) {
+      this.invoiceAmounts.set(invoice, amount);
+      this.payments.set(paymentIntentId, { amount, refunded: 0 });
+    }
     this.invoicePayments.set(invoice, { id: `inpay_test_${this.n}`, object: 'invoice_payment', invoice, status: 'paid', payment: { type: 'payment_intent', payment_intent: paymentIntentId } });
     return invoice;
   }

@@ -7,12 +7,13 @@ import { FakePaypal } from './fake-paypal.js';
 import { makeCertificate, type TestCertificate } from './x509.js';
 
 export const WALLET_WEBHOOK_ID = 'WH-TEST-0001';
-export const WALLET_CERT_URL = 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-test-1';
+/** The path PayPal serves its webhook certificates under; the fake serves it on 127.0.0.1. */
+export const WALLET_CERT_PATH = '/v1/notifications/certs/CERT-test-1';
 
 let n = 0;
 
 /** Signs a wallet-provider (PayPal) webhook the provider's way: RSA-SHA256 over id|time|webhook_id|crc32(body). */
-export function signWallet(body: string, o: { key: TestCertificate; time: Date; webhookId?: string; certUrl?: string; id?: string }): Delivery {
+export function signWallet(body: string, o: { key: TestCertificate; time: Date; webhookId?: string; certUrl?: string; certBase?: string; id?: string }): Delivery {
   const id = o.id ?? `tx-${Date.now().toString(36)}-${++n}`;
   const time = o.time.toISOString();
   const message = `${id}|${time}|${o.webhookId ?? WALLET_WEBHOOK_ID}|${crc32(Buffer.from(body)) >>> 0}`;
@@ -23,7 +24,7 @@ export function signWallet(body: string, o: { key: TestCertificate; time: Date; 
       'paypal-transmission-id': id,
       'paypal-transmission-time': time,
       'paypal-transmission-sig': sig,
-      'paypal-cert-url': o.certUrl ?? WALLET_CERT_URL,
+      'paypal-cert-url': o.certUrl ?? `${o.certBase ?? ''}${WALLET_CERT_PATH}`,
       'paypal-auth-algo': 'SHA256withRSA',
     },
     body,
@@ -31,11 +32,12 @@ export function signWallet(body: string, o: { key: TestCertificate; time: Date; 
 }
 
 /** The wallet provider in the shared webhook scenarios, with the fake PayPal API and certificate host. */
-export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCertificate; certFetches: string[] } {
+export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCertificate; certFetches(): string[] } {
   const fake = new FakePaypal();
   const cert = makeCertificate({ cn: 'messageverificationcerts.paypal.com', keyType: 'rsa' });
   const otherKey = makeCertificate({ cn: 'someone else', keyType: 'rsa' });
-  const certFetches: string[] = [];
+  /** The certificate URLs fetched from the fake certificate host. */
+  const certFetches = () => fake.callsTo('GET', '/v1/notifications/certs/').map((c) => `${fake.base}${c.path}`);
   const event = (type: string, f: ProviderFact, resource: Record<string, unknown>) =>
     JSON.stringify({ id: f.eventId ?? `WH-EVT-${Date.now().toString(36)}-${++n}`, event_type: type, create_time: f.at.toISOString(), resource_type: 'subscription', resource });
   const subscriptionResource = async (t: TestApp, f: ProviderFact, status: string) => ({
@@ -45,13 +47,13 @@ export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCer
     custom_id: await storeAccountToken(t.services.db, f.userId),
     billing_info: { next_billing_time: f.periodEnd.toISOString() },
   });
-  const signed = (t: TestApp, body: string) => signWallet(body, { key: cert, time: t.clock.now() });
+  const signed = (t: TestApp, body: string) => signWallet(body, { key: cert, time: t.clock.now(), certBase: fake.base });
   const purchaseBody = async (t: TestApp, f: ProviderFact) => {
     const resource = await subscriptionResource(t, f, 'ACTIVE');
     fake.addSubscription(resource);
     return event('BILLING.SUBSCRIPTION.ACTIVATED', f, resource);
   };
-  const driver: SourceDriver & { fake: FakePaypal; cert: TestCertificate; certFetches: string[] } = {
+  const driver: SourceDriver & { fake: FakePaypal; cert: TestCertificate; certFetches(): string[] } = {
     source: 'wallet_provider',
     productColumn: 'pro_wallet_plan_id',
     fake,
@@ -68,13 +70,8 @@ export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCer
       })) {
         await t.services.settings.set(k, v);
       }
-      // The certificate host is reached at the provider's URL path on the fake server.
-      t.services.store.deps.fetchWalletCertificate = async (url) => {
-        certFetches.push(url);
-        const res = await fetch(`${fake.base}${new URL(url).pathname}`);
-        if (!res.ok) throw new Error(`certificate ${res.status}`);
-        return res.text();
-      };
+      // The fake is the certificate host, trusted by setting alone.
+      await t.services.settings.set('wallet_provider_cert_hosts', fake.base);
     },
     async teardown() {
       await fake.stop();
@@ -99,10 +96,10 @@ export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCer
       return signed(t, event('BILLING.SUBSCRIPTION.RE-ACTIVATED', f, await subscriptionResource(t, f, 'ACTIVE')));
     },
     async badSignature(t, f) {
-      return signWallet(await purchaseBody(t, f), { key: otherKey, time: t.clock.now() });
+      return signWallet(await purchaseBody(t, f), { key: otherKey, time: t.clock.now(), certBase: fake.base });
     },
     async expired(t, f) {
-      return signWallet(await purchaseBody(t, f), { key: cert, time: new Date(t.clock.nowMs() - 301_000) });
+      return signWallet(await purchaseBody(t, f), { key: cert, time: new Date(t.clock.nowMs() - 301_000), certBase: fake.base });
     },
     async tampered(t, f) {
       const d = signed(t, await purchaseBody(t, f));
