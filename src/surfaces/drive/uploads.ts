@@ -5,6 +5,7 @@ import { parseContentRange } from '../../drive/uploads/content-range.js';
 import { appendChunk, ChunkBodyError, HashStates, partPath, partSize } from '../../drive/uploads/parts.js';
 import { findUpload, isUploadExpired, leaseUpload, lowerReceived, recordReceived, releaseLease, uploadExpiresAt, type PendingUpload } from '../../drive/uploads/pending.js';
 import { driveStorageFor, installDriveStorage } from '../../drive/storage.js';
+import { installPurposeOwners } from '../../drive/uploads/purposes.js';
 import { success } from '../../http/envelope.js';
 import { actionError, transactionError, validationError } from '../../http/errors.js';
 import { RateLimitBucket, settingsLimits } from '../../http/rate-limit/bucket.js';
@@ -29,6 +30,7 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
   const { db, clock, settings } = services;
   const storage = driveStorageFor(services.config);
   installDriveStorage(storage);
+  installPurposeOwners(services.plugins);
   const bucket = new RateLimitBucket('upload', services.rateLimitStore, clock, settingsLimits(settings, 'api_upload_rate_limit_requests', 'api_upload_rate_limit_window'));
   const hashes = new HashStates();
   const config = { feature: 'upload' as const, auth: 'surface' as const, meter: (request: FastifyRequest) => bucket.consume(request.ip) };
