@@ -3,10 +3,12 @@ import { link, mkdir, open, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql, type Kysely } from 'kysely';
+import type { BlobStoreConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { DB } from '../db/types.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { randomHex } from '../lib/crypto.js';
+import { backUpBlobs, sideFilesOf } from './blobs.js';
 import { backupsDir } from './paths.js';
 import type { BackupProgress } from './progress.js';
 
@@ -15,6 +17,8 @@ export interface BackupSource {
   /** The PostgreSQL connection string pg_dump connects with; needed when database.kind is 'postgres'. */
   databaseUrl?: string;
   clock?: Clock;
+  /** Where Drive's blob bytes are: archived beside the dump (fs) or named in its manifest (s3). */
+  blobStore?: BlobStoreConfig;
 }
 
 export interface BackupResult {
@@ -35,8 +39,8 @@ export interface BackupOptions {
 export class BackupError extends Error {}
 
 /** The services a running process has, as a backup source. */
-export function backupSourceOf(services: { database: Database; config: { databaseUrl: string | undefined }; clock: Clock }): BackupSource {
-  return { database: services.database, databaseUrl: services.config.databaseUrl, clock: services.clock };
+export function backupSourceOf(services: { database: Database; config: { databaseUrl: string | undefined; blobStore?: BlobStoreConfig }; clock: Clock }): BackupSource {
+  return { database: services.database, databaseUrl: services.config.databaseUrl, clock: services.clock, ...(services.config.blobStore ? { blobStore: services.config.blobStore } : {}) };
 }
 
 /** 20260301-120000: the time in a backup's file name (UTC). */
@@ -259,6 +263,15 @@ export async function createBackup(
   } catch (e) {
     await rm(partial, { force: true });
     throw e;
+  }
+  // Drive's bytes beside the dump (issue 35): a backup without them is not a backup; all or nothing.
+  if (source.blobStore) {
+    try {
+      await backUpBlobs(final, dataDir, source.blobStore, progress);
+    } catch (e) {
+      for (const f of [final, ...sideFilesOf(final)]) await rm(f, { force: true });
+      throw e;
+    }
   }
   const { size } = await stat(final);
   progress({ kind: 'step', fraction: 1, label: 'done' });

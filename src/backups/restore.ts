@@ -9,6 +9,7 @@ import { openDatabase } from '../db/database.js';
 import type { DB } from '../db/types.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { BackupError, backupStamp, clientToolMajor, libpqTarget, runClientTool, syncDirectory } from './create.js';
+import { restoreBlobs } from './blobs.js';
 import type { BackupProgress } from './progress.js';
 
 const execFileAsync = promisify(execFile);
@@ -26,6 +27,8 @@ export interface RestoreResult {
   previous: string | null;
   tables: number;
   rows: number;
+  /** What became of Drive's blob bytes: restored into DATA_DIR/blobs, or what to copy (S3, old backups). */
+  blobs: string | null;
 }
 
 /** A pg_dump custom archive starts with PGDMP; a PGlite dumpDataDir archive is gzip. */
@@ -121,9 +124,10 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
     }
     await rename(staging, target);
     await syncDirectory(dataDir);
+    const blobs = await restoreBlobs(file, dataDir, progress);
     progress({ kind: 'step', fraction: 1, label: 'done' });
     progress({ kind: 'note', text: `restored ${census.tables} tables, ${census.rows} rows${previous ? `; the previous database is kept in ${previous}` : ''}` });
-    return { restored: file, into: target, previous, ...census };
+    return { restored: file, into: target, previous, ...census, blobs };
   } finally {
     lock.release();
   }
@@ -141,7 +145,7 @@ function databaseName(databaseUrl: string): string {
  * restore never mixes with or drops data that is there. pg_restore reads archives of its own major
  * version and older; both versions are said up front.
  */
-export async function restoreIntoPostgres(file: string, databaseUrl: string, progress: (p: BackupProgress) => void = () => {}): Promise<RestoreResult> {
+export async function restoreIntoPostgres(file: string, databaseUrl: string, progress: (p: BackupProgress) => void = () => {}, dataDir?: string): Promise<RestoreResult> {
   if ((await backupFormatOf(file)) !== 'pgdump') {
     throw new RestoreInputError(`${file} is an archive of the embedded database; restore it without DATABASE_URL into a stopped DATA_DIR`);
   }
@@ -175,9 +179,11 @@ export async function restoreIntoPostgres(file: string, databaseUrl: string, pro
     );
     progress({ kind: 'step', fraction: 0.95, label: 'counting rows' });
     const census = await tableCensus(database.db);
+    // Drive's blobs go into this server's DATA_DIR (or the manifest says what to copy).
+    const blobs = dataDir === undefined ? null : await restoreBlobs(file, dataDir, progress);
     progress({ kind: 'step', fraction: 1, label: 'done' });
     progress({ kind: 'note', text: `restored ${census.tables} tables, ${census.rows} rows` });
-    return { restored: file, into: name, previous: null, ...census };
+    return { restored: file, into: name, previous: null, ...census, blobs };
   } finally {
     await database.close();
   }

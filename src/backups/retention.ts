@@ -1,4 +1,5 @@
 import { readdir, stat, unlink } from 'node:fs/promises';
+import { sideFilesOf } from './blobs.js';
 import path from 'node:path';
 import { syncDirectory } from './create.js';
 import { backupsDir } from './paths.js';
@@ -51,9 +52,13 @@ export async function pruneScheduledBackups(dataDir: string, keep: number): Prom
   const all = await listScheduledBackups(dataDir);
   const doomed = all.slice(Math.max(1, keep));
   for (const backup of doomed) {
-    await unlink(path.join(backupsDir(dataDir), backup.path)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'ENOENT') throw e;
-    });
+    const file = path.join(backupsDir(dataDir), backup.path);
+    // With its side files (Drive's blobs and the manifest).
+    for (const f of [file, ...sideFilesOf(file)]) {
+      await unlink(f).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw e;
+      });
+    }
   }
   if (doomed.length > 0) await syncDirectory(scheduledBackupsDir(dataDir));
   return doomed.map((b) => b.path);

@@ -8,7 +8,7 @@ import { backupSourceOf, createBackup, type BackupResult } from './create.js';
 import type { BackupProgress } from './progress.js';
 
 export interface BackupTaker {
-  config: Pick<Config, 'dataDir' | 'databaseUrl'>;
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'blobStore'>;
   database: Database;
   clock: Clock;
 }

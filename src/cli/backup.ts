@@ -47,7 +47,7 @@ export const backupCommand: CommandGroup = {
       ctx.io.stderr(`gatehouse: using ${describeDatabase(ctx.config)}, as the restore's target\n`);
       try {
         const result = ctx.config.databaseUrl
-          ? await restoreIntoPostgres(file, ctx.config.databaseUrl, progress)
+          ? await restoreIntoPostgres(file, ctx.config.databaseUrl, progress, ctx.config.dataDir)
           : await restoreIntoDataDir(file, ctx.config.dataDir, progress);
         return { ...result };
       } catch (e) {

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { driveFeatures, type TierFeatureReader } from '../tiers/index.js';
 import { DRIVE_SOURCE } from './files.js';
+import { UPLOAD_IDLE_SECONDS } from './uploads/pending.js';
 
 // Quota (DESIGN 9). The owner of the destination is billed. Usage counts every live Drive file and every
 // kept version at full size (dedup saves disk, not quota), trashed files included until they are deleted
@@ -30,6 +31,26 @@ export async function driveUsageBytes(db: Kysely<DB>, ownerUserId: number): Prom
         join fil_files on fil_file_id = fvr_fil_file_id
         where fil_usr_user_id = ${ownerUserId} and fil_source = ${DRIVE_SOURCE} and fil_delete_time is null), 0)
       as bytes`.execute(db);
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+/**
+ * Bytes that the owner's open Drive uploads hold back (DESIGN 9, issue 35): each pending, unexpired Drive
+ * upload reserves its expected size against the quota of the destination's owner (a shared folder's or
+ * file's owner, else the uploader) from init until it completes or goes (expiry, purge). `exceptUploadId`
+ * leaves out the upload being completed, whose reservation becomes the file.
+ */
+export async function driveReservedBytes(db: Kysely<DB>, ownerUserId: number, opts: { now: Date; exceptUploadId?: number }): Promise<number> {
+  const liveSince = new Date(opts.now.getTime() - UPLOAD_IDLE_SECONDS * 1000);
+  const { rows } = await sql<{ bytes: string | number | null }>`
+    select coalesce(sum(u.fup_expected_bytes), 0) as bytes
+    from fup_file_uploads u
+    left join fol_folders fo on fo.fol_folder_id = u.fup_fol_folder_id
+    left join fil_files ff on ff.fil_file_id = u.fup_fil_file_id
+    where u.fup_purpose = ${DRIVE_SOURCE}
+      and coalesce(ff.fil_usr_user_id, fo.fol_usr_user_id, u.fup_usr_user_id) = ${ownerUserId}
+      and u.fup_update_time > ${liveSince}
+      and u.fup_file_upload_id <> ${opts.exceptUploadId ?? 0}`.execute(db);
   return Number(rows[0]?.bytes ?? 0);
 }
 

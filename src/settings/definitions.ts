@@ -66,7 +66,7 @@ export const settingDefinitions: SettingDefinition[] = [
   bool('drive_active', false, 'Member Drive'),
   int('drive_max_folder_depth', 32, 'Deepest nesting of Drive folders', 1, 1000),
   int('drive_upload_chunk_bytes', 8 * 1024 * 1024, 'Largest chunk of a Drive upload, bytes (returned by drive_upload_init as chunk_bytes)', 64 * 1024, 64 * 1024 * 1024),
-  int('upload_mail_import_archive_max_bytes', 4 * 1024 * 1024 * 1024, 'Largest mail import archive upload, bytes', 1),
+  int('upload_mail_import_archive_max_bytes', 4 * 1024 * 1024 * 1024, 'Most mail import archive bytes one member holds: each upload, and all held archives with open archive uploads together', 1),
   // Passkeys
   int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
   { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },

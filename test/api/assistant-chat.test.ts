@@ -249,7 +249,15 @@ describe('assistant/chat_send', () => {
       ['user', 'are you there?', 'failed', failure],
     ]);
     expect(messages[2].id).toBe(res.json.data.user_message_id);
-    expect(messages[2].attachments.map((a: { name: string }) => a.name)).toEqual(['n.txt']);
+    // Its files are not kept (issue 35: nothing counted them): the file row is deleted and holds no blob.
+    expect(messages[2].attachments).toEqual([]);
+    const files = await t.services.db
+      .selectFrom('fil_files')
+      .select(['fil_delete_time', 'fil_fbb_file_blob_id'])
+      .where('fil_usr_user_id', '=', member.userId)
+      .where('fil_source', '=', 'assistant_attachment')
+      .execute();
+    expect(files).toEqual([{ fil_delete_time: expect.any(Date), fil_fbb_file_blob_id: null }]);
 
     // A failed message got no answer and is not history for the next one.
     fake.behaviour = 'reply';

@@ -397,14 +397,18 @@ describe('drive_list', () => {
 });
 
 describe('grants: drive_shares and drive_share_sync', () => {
-  it('sets the whole grant set by user id or email; anyone left out is revoked', async () => {
+  it('sets the whole grant set by email (a user id only for a current grantee); anyone left out is revoked', async () => {
     const owner = await member();
     const viewer = await member();
     const editor = await member();
     const f = await folder(owner, 'Team');
-    const synced = await ok(owner, 'drive_share_sync', { folder_id: f, grants: { [viewer.email.toUpperCase()]: 'viewer', [String(editor.userId)]: 'editor' } });
+    const synced = await ok(owner, 'drive_share_sync', { folder_id: f, grants: { [viewer.email.toUpperCase()]: 'viewer', [editor.email]: 'editor' } });
     expect(synced.grants).toEqual({ [String(viewer.userId)]: 'viewer', [String(editor.userId)]: 'editor' });
-    expect(synced.grantees[String(viewer.userId)].email).toBe(viewer.email);
+    // Only the addresses the owner shared with: no names.
+    expect(synced.grantees).toEqual({ [String(viewer.userId)]: { email: viewer.email }, [String(editor.userId)]: { email: editor.email } });
+    // The set read back (keyed by user id) can be sent again as it is.
+    const resent = await ok(owner, 'drive_share_sync', { folder_id: f, grants: synced.grants });
+    expect(resent.grants).toEqual(synced.grants);
     expect((await ok(owner, 'drive_shares', { folder_id: f })).grants).toEqual(synced.grants);
 
     // Both see the folder in what is shared with them, and its contents.
@@ -480,6 +484,12 @@ describe('grants: drive_shares and drive_share_sync', () => {
     const other = await member();
     const f = await folder(owner, 'F');
     await invalid(owner, 'drive_share_sync', { folder_id: f, grants: { 'nobody@example.com': 'viewer' } }, 'grants');
+    // A bare user id of someone not shared with is refused: it would tell the caller who that account is.
+    const byId = await t.request({ method: 'POST', url: '/api/v1/action/drive_share_sync', headers: owner.headers, payload: { folder_id: f, grants: { [String(other.userId)]: 'viewer' } } });
+    expect(byId.statusCode).toBe(422);
+    expect(byId.json.errortype).toBe('ValidationError');
+    expect(byId.json.validation_errors).toEqual({ grants: `name the people you share with by their email address ('${other.userId}' is not someone this is shared with)` });
+    expect(byId.body).not.toContain(other.email);
     await invalid(owner, 'drive_share_sync', { folder_id: f, grants: { [other.email]: 'owner' } }, 'grants');
     await invalid(owner, 'drive_share_sync', { folder_id: f, grants: { [owner.email]: 'editor' } }, 'grants');
     await invalid(owner, 'drive_share_sync', { folder_id: f }, 'grants');

@@ -66,7 +66,7 @@ describe('Drive serving: /drive/file/{id} and /s/{token}', () => {
     const otherWeb = await signIn(t, other.email, other.password);
     expect((await otherWeb.get(`/drive/file/${fileId}`)).statusCode).toBe(404);
     expect((await otherWeb.get('/drive/file/999999')).statusCode).toBe(404);
-    const shared = await action(t, owner.headers, 'drive_share_sync', { file_id: fileId, grants: { [String(other.userId)]: 'viewer' } });
+    const shared = await action(t, owner.headers, 'drive_share_sync', { file_id: fileId, grants: { [other.email]: 'viewer' } });
     expect(shared.statusCode).toBe(200);
     const granted = await otherWeb.get(`/drive/file/${fileId}`);
     expect(granted.statusCode).toBe(200);
@@ -100,6 +100,30 @@ describe('Drive serving: /drive/file/{id} and /s/{token}', () => {
     const revoked = await action(t, owner.headers, 'drive_link_revoke', { link_id: created.json.data.link_id });
     expect(revoked.statusCode).toBe(200);
     expect((await visitor.get(url)).statusCode).toBe(404);
+  });
+
+  it("stops serving the links of a disabled or deleted owner, answering as for a missing link", async () => {
+    const other = await memberWithLogin(t, PLAN);
+    const made = await upload(t, other.headers, content(300, 'leaver'), { name: 'leaver.txt', mime_type: 'text/plain' });
+    const created = await action(t, other.headers, 'drive_link_create', { file_id: made.json.data.file.file_id });
+    const url = created.json.data.url as string;
+    const visitor = webClient(t, '10.0.0.31');
+    expect((await visitor.get(url)).statusCode).toBe(200);
+    const missing = await visitor.get(`/s/${'1'.repeat(64)}`);
+    expect(missing.statusCode).toBe(404);
+    const setUser = (values: { usr_is_disabled?: boolean; usr_delete_time?: Date | null }) =>
+      t.services.db.updateTable('usr_users').set(values).where('usr_user_id', '=', other.userId).execute();
+
+    await setUser({ usr_is_disabled: true });
+    const disabled = await visitor.get(url);
+    expect(disabled.statusCode).toBe(404);
+    expect(disabled.body).toBe(missing.body);
+    await setUser({ usr_is_disabled: false });
+    expect((await visitor.get(url)).statusCode).toBe(200);
+    await setUser({ usr_delete_time: t.clock.now() });
+    const deleted = await visitor.get(url);
+    expect(deleted.statusCode).toBe(404);
+    expect(deleted.body).toBe(missing.body);
   });
 
   it('asks for a link password (argon2id) before serving, and remembers it in that browser only', async () => {

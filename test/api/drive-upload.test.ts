@@ -124,23 +124,36 @@ describe('Drive chunked uploads', () => {
       expect(none.json.data.reason).toBe('uploads_unavailable');
     }
 
-    // Both fit at init; the second completion no longer fits and is refused, keeping the upload.
+    // An open upload reserves its size (issue 35): the second init no longer fits beside the first.
     const a = content(60_000, 'qa');
-    const b = content(60_000, 'qb');
+    const b = content(30_000, 'qb');
     const initA = await action(t, small.headers, 'drive_upload_init', { name: 'a', size_bytes: a.length });
+    expect(initA.statusCode).toBe(200);
+    const refused = await action(t, small.headers, 'drive_upload_init', { name: 'b2', size_bytes: 60_000 });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json.data).toEqual({ reason: 'quota_exceeded', size_bytes: 60_000, max_file_bytes: 70_000, storage_bytes: 100_000, used_bytes: 60_000 });
     const initB = await action(t, small.headers, 'drive_upload_init', { name: 'b', size_bytes: b.length });
+    expect(initB.statusCode).toBe(200);
     await sendAll(t, small.headers, initA.json.data.upload_token, a);
     await sendAll(t, small.headers, initB.json.data.upload_token, b);
+    // Completing turns the reservation into the file (not counted twice).
     expect((await action(t, small.headers, 'drive_upload_complete', { upload_token: initA.json.data.upload_token })).statusCode).toBe(200);
+    // Init fails fast on stored plus reserved bytes: 60,000 stored, 30,000 reserved.
+    const fast = await action(t, small.headers, 'drive_upload_init', { name: 'c', size_bytes: 20_000 });
+    expect(fast.json.data).toMatchObject({ reason: 'quota_exceeded', used_bytes: 90_000 });
+
+    // The plan shrinks while B is open: its completion is refused and the upload kept.
+    const tierOf = async (userId: number) =>
+      (await t.services.db.selectFrom('grm_group_members').select('grm_sbt_subscription_tier_id').where('grm_foreign_key_id', '=', userId).where('grm_sbt_subscription_tier_id', 'is not', null).executeTakeFirstOrThrow()).grm_sbt_subscription_tier_id!;
+    const tight = await member(t, { ...PLAN, drive_storage_bytes: 80_000, drive_max_file_bytes: 70_000 });
+    await t.services.tiers.membership.assignManually(small.userId, await tierOf(tight.userId), null);
     const over = await action(t, small.headers, 'drive_upload_complete', { upload_token: initB.json.data.upload_token });
     expect(over.statusCode).toBe(422);
-    expect(over.json.data).toMatchObject({ reason: 'quota_exceeded', used_bytes: 60_000, storage_bytes: 100_000 });
-    // Init fails fast too.
-    expect((await action(t, small.headers, 'drive_upload_init', { name: 'c', size_bytes: 50_000 })).json.data.reason).toBe('quota_exceeded');
+    expect(over.json.data).toMatchObject({ reason: 'quota_exceeded', used_bytes: 60_000, storage_bytes: 80_000 });
 
     // A bigger plan, and the kept upload completes.
-    const bigger = await t.services.db.selectFrom('grm_group_members').select('grm_sbt_subscription_tier_id').where('grm_foreign_key_id', '=', big.userId).where('grm_sbt_subscription_tier_id', 'is not', null).executeTakeFirstOrThrow();
-    await t.services.tiers.membership.assignManually(small.userId, bigger.grm_sbt_subscription_tier_id!, null);
+    const roomy = await member(t, { ...PLAN, drive_storage_bytes: 1_000_000, drive_max_file_bytes: 500_000 });
+    await t.services.tiers.membership.assignManually(small.userId, await tierOf(roomy.userId), null);
     const retried = await action(t, small.headers, 'drive_upload_complete', { upload_token: initB.json.data.upload_token });
     expect(retried.statusCode).toBe(200);
     expect((await driveFiles(small.userId)).length).toBe(2);
@@ -215,15 +228,16 @@ describe('Drive chunked uploads', () => {
 
     // The daily reconcile leaves young orphans alone, then deletes them (row and bytes).
     const task = reconcileDriveUsageTask(t.services.config);
-    expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, deleted_blobs: 0 });
+    expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, released_deleted_files: 0, deleted_blobs: 0 });
     t.clock.advanceSeconds(2 * 3600);
-    expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, deleted_blobs: 1 });
+    expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, released_deleted_files: 0, deleted_blobs: 1 });
     expect(await t.services.db.selectFrom('fbb_file_blobs').select('fbb_file_blob_id').where('fbb_sha256', '=', sha256(versions[0]!)).executeTakeFirst()).toBeUndefined();
   });
 
   it('takes mail_import_archive uploads without quota or folders and returns the plain file', async () => {
     const tierless = await member(t, null);
     const bytes = content(2000, 'archive');
+    await t.services.plugins.setActive('mailbox', true);
     const refusedFolder = await action(t, tierless.headers, 'drive_upload_init', { purpose: 'mail_import_archive', size_bytes: 10, folder_id: 1 });
     expect(refusedFolder.statusCode).toBe(422);
     expect(refusedFolder.json.errortype).toBe('ValidationError');

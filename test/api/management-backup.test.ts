@@ -47,7 +47,9 @@ describe('backup create: a consistent database dump in DATA_DIR/backups', () => 
     expect(result.size_bytes).toBe(statSync(result.path).size);
     expect(result.size_bytes).toBeGreaterThan(1000);
     expect(statSync(result.path).mode & 0o777).toBe(0o600);
-    expect(readdirSync(backupsDir(dataDir))).toEqual([path.basename(result.path)]);
+    // The dump, and beside it Drive's blobs and the manifest that names them (issue 35).
+    const base = path.basename(result.path);
+    expect(readdirSync(backupsDir(dataDir)).sort()).toEqual([base, `${base}.blobs.tar`, `${base}.manifest.json`].sort());
     expect(progress[0]).toEqual({ kind: 'note', text: `dumping the ${onPostgres ? 'PostgreSQL' : 'embedded'} database into ${backupsDir(dataDir)}` });
     const last = progress.at(-1)!;
     expect(last.kind === 'note' && last.text).toMatch(new RegExp(`^wrote ${result.size_bytes} bytes in \\d+\\.\\d s: ${result.path}$`));
@@ -83,8 +85,9 @@ describe('backup create: a consistent database dump in DATA_DIR/backups', () => 
   it('is served by backups/list and byte-for-byte by backups/fetch', async () => {
     const { headers } = await t.keyHeaders({ userPermission: 10 });
     const list = await t.request({ method: 'GET', url: '/api/v1/management/backups/list', headers });
-    expect(list.json.data.count).toBe(2);
-    const first = list.json.data.files.find((f: { path: string }) => !f.path.includes('-1.'));
+    // Two backups, each with its blob archive and manifest.
+    expect(list.json.data.count).toBe(6);
+    const first = list.json.data.files.find((f: { path: string }) => !f.path.includes('-1.') && /\.(pgdump|pglite\.tar\.gz)$/.test(f.path));
     const res = await t.request({ method: 'GET', url: `/api/v1/management/backups/fetch?path=${encodeURIComponent(first.path)}`, headers });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/octet-stream');
@@ -161,9 +164,12 @@ describe('backup create: a consistent database dump in DATA_DIR/backups', () => 
           },
         });
       }
-      expect(readdirSync(path.join(backupsDir(dataDir), 'scheduled')).sort()).toEqual([names[1]!, names[2]!].map((n) => path.basename(n)).sort());
+      // The pruned backup went with its side files.
+      expect(readdirSync(path.join(backupsDir(dataDir), 'scheduled')).sort()).toEqual(
+        [names[1]!, names[2]!].flatMap((n) => [path.basename(n), `${path.basename(n)}.blobs.tar`, `${path.basename(n)}.manifest.json`]).sort(),
+      );
       // The operator's own backups in the folder above are never pruned.
-      expect(readdirSync(backupsDir(dataDir)).filter((f) => f.startsWith('gatehouse-'))).toHaveLength(2);
+      expect(readdirSync(backupsDir(dataDir)).filter((f) => /^gatehouse-.*\.(pgdump|pglite\.tar\.gz)$/.test(f))).toHaveLength(2);
       expect(await site()).toEqual({
         configured: true,
         scheduled: true,

@@ -12,14 +12,14 @@ const ROLES: readonly DriveGrantRole[] = ['viewer', 'editor'];
 const MAX_GRANTEES = 200;
 
 /**
- * Sets the whole grant set of a file or folder of the caller's: `grants` maps each grantee (a user id or
- * an email address) to 'viewer' or 'editor'; anyone not named loses their grant. A grant on a folder
+ * Sets the whole grant set of a file or folder of the caller's: `grants` maps each grantee (an email
+ * address; a user id only for a current grantee) to 'viewer' or 'editor'; anyone not named loses their grant. A grant on a folder
  * reaches everything inside it. Editors may rename, move and upload into what they edit (the owner is
  * billed); viewers only read.
  */
 export default defineAction({
   name: 'drive_share_sync',
-  description: 'Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<user_id or email>": "viewer"|"editor"}; anyone left out is revoked',
+  description: 'Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<email>": "viewer"|"editor"} (a user id only for someone already shared with); anyone left out is revoked',
   requires_setting: 'drive_active',
   mutates: true,
   input: {
@@ -37,21 +37,34 @@ export default defineAction({
     }
     if (entries.length > MAX_GRANTEES) throw validationError({ grants: `must name at most ${MAX_GRANTEES} people` });
 
-    // Who each key names: a live user, by id or by email.
+    // Who each key names. A new grantee is named by the email address the sharer typed: a bare user id
+    // would let any member look up every account's address and name (issue 35). A user id is taken only
+    // for someone who already holds a grant here (drive_shares keys its answer by user id, so a client
+    // can send the set it read back).
+    const current = await liveGrants(db, item);
+    const granted = new Set(current.map((g) => g.fga_usr_user_id));
     const wanted = new Map<number, DriveGrantRole>();
     for (const [key, role] of entries) {
       if (typeof role !== 'string' || !ROLES.includes(role as DriveGrantRole)) throw validationError({ grants: `the role for '${key}' must be viewer or editor` });
-      const byId = /^\d{1,15}$/.test(key.trim());
-      const who = db.selectFrom('usr_users').select('usr_user_id').where('usr_delete_time', 'is', null);
-      const row = await (byId ? who.where('usr_user_id', '=', Number(key.trim())) : who.where(sql<string>`lower(usr_email)`, '=', key.trim().toLowerCase())).executeTakeFirst();
-      if (!row) throw validationError({ grants: byId ? `there is no user ${key.trim()}` : `there is no member with the email address ${key.trim()}` });
+      const trimmed = key.trim();
+      if (/^\d{1,15}$/.test(trimmed)) {
+        if (!granted.has(Number(trimmed))) throw validationError({ grants: `name the people you share with by their email address ('${trimmed}' is not someone this is shared with)` });
+        wanted.set(Number(trimmed), role as DriveGrantRole);
+        continue;
+      }
+      const row = await db
+        .selectFrom('usr_users')
+        .select('usr_user_id')
+        .where('usr_delete_time', 'is', null)
+        .where(sql<string>`lower(usr_email)`, '=', trimmed.toLowerCase())
+        .executeTakeFirst();
+      if (!row) throw validationError({ grants: `there is no member with the email address ${trimmed}` });
       if (row.usr_user_id === item.ownerUserId) throw validationError({ grants: `'${key}' is the owner, who always has full access` });
       wanted.set(row.usr_user_id, role as DriveGrantRole);
     }
 
     await lockOwner(db, item.ownerUserId);
     const now = clock.now();
-    const current = await liveGrants(db, item);
     let changed = false;
     for (const g of current) {
       const role = wanted.get(g.fga_usr_user_id);

@@ -3,7 +3,8 @@ import { lockVault } from '../../accounts/vault/vaults.js';
 import type { DB } from '../../db/types.js';
 import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
-import { UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
+import { activePurposeOwners, availablePurposes, purposeHeldBytes, UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
+import { lockOwnerQuota } from '../../drive/quota.js';
 import { sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
 import { activeDriveStorage } from '../../drive/storage.js';
@@ -45,8 +46,10 @@ export default defineAction({
   async run(ctx) {
     const { input, user, db, clock, settings } = ctx;
     const me = actingUser(user);
-    const purpose = uploadPurpose(input.purpose ?? 'drive');
-    if (!purpose) throw validationError({ purpose: `must be one of ${UPLOAD_PURPOSE_NAMES.join(', ')}` });
+    const owners = activePurposeOwners();
+    const purpose = uploadPurpose(input.purpose ?? 'drive', owners);
+    // A purpose whose owner (plugin) is off does not exist: the same refusal as an unknown one.
+    if (!purpose) throw validationError({ purpose: `must be one of ${availablePurposes(owners).map((p) => p.name).join(', ')}` });
     const sizeBytes = input.size_bytes;
     const sha256 = checkSha256(input.sha256);
     const mimeType = checkMimeType(input.mime_type);
@@ -62,6 +65,18 @@ export default defineAction({
       if (folderId !== null || fileId !== null) throw validationError({ [folderId !== null ? 'folder_id' : 'file_id']: `is not used by the ${purpose.name} purpose` });
       const max = purpose.maxBytes(settings);
       if (sizeBytes > max) throw businessError(`An upload for ${purpose.name} is at most ${max} bytes`, { reason: 'file_too_large', size_bytes: sizeBytes, max_file_bytes: max });
+      // The purpose's own limit holds everything the member keeps for it; the row opened below reserves
+      // this upload's size, under the member's quota lock until this transaction commits.
+      await lockOwnerQuota(db, me.usr_user_id);
+      const held = await purposeHeldBytes(db, me.usr_user_id, purpose.name, { now });
+      if (held + sizeBytes > max) {
+        throw businessError(`Your ${purpose.name} uploads may hold at most ${max} bytes together; ${held} are held`, {
+          reason: 'quota_exceeded',
+          size_bytes: sizeBytes,
+          storage_bytes: max,
+          used_bytes: held,
+        });
+      }
     } else {
       if (folderId !== null && fileId !== null) throw validationError({ folder_id: 'give folder_id for a new file or file_id for a new version, not both' });
       if (name === null && fileId === null) throw validationError({ name: 'is required' });
@@ -82,8 +97,9 @@ export default defineAction({
         }
       }
       const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
-      // Fail fast; the dedup short-circuit places the file now, so it takes the owner's lock.
-      const limits = await checkQuota(db, reader, dest, sizeBytes, { lock: owned !== null });
+      // Under the owner's quota lock until this transaction commits: the dedup short-circuit places the
+      // file now, and an upload's row reserves its expected size (so two inits cannot share the last bytes).
+      const limits = await checkQuota(db, reader, dest, sizeBytes, { now });
       if (owned !== null) {
         if (name === null) name = (await db.selectFrom('fil_files').select('fil_name').where('fil_file_id', '=', fileId!).executeTakeFirstOrThrow()).fil_name ?? '';
         const placed = await placeContent(db, { dest, limits, name, mimeType: mimeType ?? (await blobMimeType(db, owned)), blobId: owned, sizeBytes, now });

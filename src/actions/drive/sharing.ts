@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { DB, DriveGrantRole } from '../../db/types.js';
-import { displayName } from '../../accounts/users.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { DriveItem } from './tree.js';
 
@@ -8,8 +7,11 @@ import type { DriveItem } from './tree.js';
 export interface DriveShares {
   /** Grantee user id → role. */
   grants: Record<string, DriveGrantRole>;
-  /** Grantee user id → who that is (so the owner recognises the people they shared with). */
-  grantees: Record<string, { email: string; name: string }>;
+  /**
+   * Grantee user id → the email address the owner shared with (so they recognise the people). Only that:
+   * no name or anything else the owner did not type (issue 35).
+   */
+  grantees: Record<string, { email: string }>;
   /** The file's public links that still work (none for folders); the token itself is never shown again. */
   links: Array<{ link_id: number; create_time: string; expires_time: string | null; has_password: boolean }>;
 }
@@ -35,7 +37,7 @@ export async function sharesOf(db: Kysely<DB>, item: Pick<DriveItem, 'kind' | 'i
       ? []
       : await db
           .selectFrom('usr_users')
-          .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname'])
+          .select(['usr_user_id', 'usr_email'])
           .where('usr_user_id', 'in', grants.map((g) => g.fga_usr_user_id))
           .execute();
   const links =
@@ -52,7 +54,7 @@ export async function sharesOf(db: Kysely<DB>, item: Pick<DriveItem, 'kind' | 'i
           .execute();
   return {
     grants: Object.fromEntries(grants.map((g) => [String(g.fga_usr_user_id), g.fga_role])),
-    grantees: Object.fromEntries(users.map((u) => [String(u.usr_user_id), { email: u.usr_email, name: displayName(u) }])),
+    grantees: Object.fromEntries(users.map((u) => [String(u.usr_user_id), { email: u.usr_email }])),
     links: links.map((l) => ({
       link_id: l.fsl_file_share_link_id,
       create_time: formatTimestamp(l.fsl_create_time),

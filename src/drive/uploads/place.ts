@@ -4,7 +4,7 @@ import { businessError } from '../../http/errors.js';
 import type { TierFeatureReader } from '../../tiers/index.js';
 import { recordChange } from '../changes.js';
 import { addVersion, createFileFromBlob, DRIVE_SOURCE, pruneVersions } from '../files.js';
-import { driveLimits, driveUsageBytes, lockOwnerQuota, quotaRefusal, type DriveLimits, type QuotaRefusal } from '../quota.js';
+import { driveLimits, driveReservedBytes, driveUsageBytes, lockOwnerQuota, quotaRefusal, type DriveLimits, type QuotaRefusal } from '../quota.js';
 
 // Where uploaded content lands in a Drive: a new file in a folder (or the root), or a new version of a
 // file. Shared by the dedup short-circuit of drive_upload_init and by drive_upload_complete, so both bill
@@ -45,19 +45,23 @@ async function addedBytes(db: Kysely<DB>, dest: UploadDestination, sizeBytes: nu
 
 /**
  * The refusal (422 ActionError with data.reason) when `sizeBytes` of new content does not fit the owner's
- * plan, else the owner's limits. With `lock`, holds the owner's quota lock until the transaction ends,
- * so the check stays true until the content is placed.
+ * plan, else the owner's limits. Usage is the stored bytes plus what the owner's other open uploads
+ * reserve (an upload's own reservation, `uploadId` at completion, is not counted twice). Holds the owner's
+ * quota lock until the transaction ends, so the check stays true until the content is placed or the
+ * upload that reserves it is opened: two inits racing for the last bytes cannot both fit.
  */
 export async function checkQuota(
   db: Kysely<DB>,
   reader: TierFeatureReader,
   dest: UploadDestination,
   sizeBytes: number,
-  opts: { lock: boolean },
+  opts: { now: Date; uploadId?: number },
 ): Promise<DriveLimits> {
-  if (opts.lock) await lockOwnerQuota(db, dest.ownerUserId);
+  await lockOwnerQuota(db, dest.ownerUserId);
   const limits = await driveLimits(reader, dest.ownerUserId);
-  const usage = await driveUsageBytes(db, dest.ownerUserId);
+  const usage =
+    (await driveUsageBytes(db, dest.ownerUserId)) +
+    (await driveReservedBytes(db, dest.ownerUserId, { now: opts.now, ...(opts.uploadId !== undefined ? { exceptUploadId: opts.uploadId } : {}) }));
   const refusal = quotaRefusal(limits, usage, sizeBytes, await addedBytes(db, dest, sizeBytes, limits.versioningDepth));
   if (refusal) {
     throw businessError(REFUSAL_MESSAGES[refusal], {

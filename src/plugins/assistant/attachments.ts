@@ -3,9 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Attachment } from '../../actions/define.js';
 import type { DB } from '../../db/types.js';
 import type { BlobStore } from '../../drive/blobs/index.js';
-import { createFileFromBlob, ingestBlob } from '../../drive/files.js';
+import { createFileFromBlob, ingestBlob, releaseBlob, sweepBlobs } from '../../drive/files.js';
 import { validationError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { assistantTables } from './tables.js';
 import type { AssistantConfig } from './settings.js';
 
 /** fil_source of the files a chat message carries. */
@@ -124,4 +125,37 @@ export async function readBlob(blobs: BlobStore, key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of await blobs.get(key)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * Removes a failed message's files (issue 35: a provider failure kept them, counted against nothing):
+ * their links, their file rows (deleted) and their blob references, in one transaction, then the bytes of
+ * blobs nothing else references. The message itself stays, failed, without files.
+ */
+export async function discardAttachments(db: Kysely<DB>, blobs: BlobStore, messageId: number, now: Date): Promise<void> {
+  const orphaned = await db.transaction().execute(async (trx) => {
+    const links = await assistantTables(trx)
+      .deleteFrom('asa_assistant_attachments')
+      .where('asa_asm_assistant_message_id', '=', messageId)
+      .returning('asa_fil_file_id')
+      .execute();
+    const fileIds = links.map((l) => l.asa_fil_file_id);
+    if (fileIds.length === 0) return [];
+    const files = await trx
+      .selectFrom('fil_files')
+      .select(['fil_file_id', 'fil_fbb_file_blob_id'])
+      .where('fil_file_id', 'in', fileIds)
+      .where('fil_source', '=', ATTACHMENT_SOURCE)
+      .forUpdate()
+      .execute();
+    const gone: number[] = [];
+    for (const f of files) if (f.fil_fbb_file_blob_id !== null && (await releaseBlob(trx, f.fil_fbb_file_blob_id))) gone.push(f.fil_fbb_file_blob_id);
+    await trx
+      .updateTable('fil_files')
+      .set({ fil_delete_time: now, fil_update_time: now, fil_fbb_file_blob_id: null })
+      .where('fil_file_id', 'in', files.map((f) => f.fil_file_id))
+      .execute();
+    return gone;
+  });
+  await sweepBlobs(db, blobs, orphaned);
 }

@@ -19,6 +19,7 @@ import {
 } from '../../drive/uploads/pending.js';
 import { sealedChunkEncoder, sealedLayout } from '../../drive/uploads/sealed-parts.js';
 import { driveStorageFor, installDriveStorage } from '../../drive/storage.js';
+import { installPurposeOwners } from '../../drive/uploads/purposes.js';
 import { success } from '../../http/envelope.js';
 import { actionError, transactionError, validationError } from '../../http/errors.js';
 import { RateLimitBucket, settingsLimits } from '../../http/rate-limit/bucket.js';
@@ -43,6 +44,7 @@ export async function driveUploadSurface(api: FastifyInstance, services: Service
   const { db, clock, settings } = services;
   const storage = driveStorageFor(services.config);
   installDriveStorage(storage);
+  installPurposeOwners(services.plugins);
   const bucket = new RateLimitBucket('upload', services.rateLimitStore, clock, settingsLimits(settings, 'api_upload_rate_limit_requests', 'api_upload_rate_limit_window'));
   const hashes = new HashStates();
   /** Uploads with a chunk being received by this process: one writer per part file, whatever the database says. */

@@ -129,15 +129,22 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
   };
   web.get('/drive/file/:id', fileRoute);
 
-  /** The live link the token names and its file, or null (unknown, revoked, expired, file gone or in the trash, links no longer in the owner's plan). */
+  /**
+   * The live link the token names and its file, or null (unknown, revoked, expired, file gone or in the
+   * trash, its owner deleted or disabled, links no longer in the owner's plan): each answered as a missing link.
+   */
   async function liveLink(token: string) {
     if (!settings.bool('drive_active') || !/^[0-9a-f]{64}$/.test(token)) return null;
     const now = clock.now();
     const link = await db
       .selectFrom('fsl_file_share_links')
       .innerJoin('fil_files', 'fil_file_id', 'fsl_fil_file_id')
+      // A deleted or disabled account shares nothing any more (issue 35).
+      .innerJoin('usr_users', 'usr_user_id', 'fil_usr_user_id')
       .select(['fsl_file_share_link_id', 'fsl_password_hash', 'fsl_expires_time', 'fil_file_id', 'fil_is_trashed', 'fil_fol_folder_id', 'fil_usr_user_id'])
       .where('fsl_token_hash', '=', sha256Hex(token))
+      .where('usr_delete_time', 'is', null)
+      .where('usr_is_disabled', '=', false)
       .where('fsl_revoked_time', 'is', null)
       .where('fsl_delete_time', 'is', null)
       .where('fil_delete_time', 'is', null)

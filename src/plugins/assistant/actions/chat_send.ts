@@ -2,7 +2,7 @@ import { actingUser } from '../../../actions/account/user.js';
 import { defineAction } from '../../../actions/define.js';
 import { activeDriveStorage } from '../../../drive/storage.js';
 import { actionError, businessError, validationError } from '../../../http/errors.js';
-import { chatFileOf, checkAttachmentLimits, storeAttachments } from '../attachments.js';
+import { chatFileOf, checkAttachmentLimits, discardAttachments, storeAttachments } from '../attachments.js';
 import { addMessage, createConversation, historyFor, linkAttachment, noSuchConversation, ownConversation, setMessageStatus, titleOf } from '../conversations.js';
 import { chatCompletion, requestBytes, userTurn } from '../provider.js';
 import { assistantConfig } from '../settings.js';
@@ -13,7 +13,8 @@ const MESSAGE_HARD_MAX = 100_000;
 /**
  * Sends a member's message (and files) to the assistant (DESIGN 12). The action commits its own steps
  * instead of running in one transaction (mutates: false): the member's message and files are kept before
- * the provider is asked, so that a provider failure still leaves them, marked failed, behind the 502; and
+ * the provider is asked, so that a provider failure still leaves the message, marked failed, behind the
+ * 502 (its files are then removed: nothing would count them); and
  * no transaction stays open while the provider takes its time.
  *
  * Order: limits (422, nothing written) → the conversation is the member's (else the same 422 as an
@@ -67,6 +68,8 @@ export default defineAction({
     const done = clock.now();
     if (!outcome.ok) {
       await setMessageStatus(db, stored.messageId, 'failed', outcome.failure, done);
+      // The files of an unanswered message are not kept (no limit counts them): a retry sends them again.
+      await discardAttachments(db, blobs, stored.messageId, done);
       log.warn({ assistant_failure: outcome.failure, provider_status: outcome.status ?? null, conversation_id: stored.conversationId }, 'assistant provider unavailable');
       throw actionError(502, 'The assistant is unavailable; your message was kept but not answered', {
         reason: 'provider_unavailable',
