@@ -19,6 +19,7 @@ import * as vault from './0025_vault.js';
 import * as vaultCeremonies from './0026_vault_ceremonies.js';
 import * as driveSealed from './0027_drive_sealed.js';
 import * as rowChangeNotify from './0028_row_change_notify.js';
+import * as billingIssueStates from './0035_billing_issue_states.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0026_vault_ceremonies': vaultCeremonies,
   '0027_drive_sealed': driveSealed,
   '0028_row_change_notify': rowChangeNotify,
+  '0035_billing_issue_states': billingIssueStates,
 };

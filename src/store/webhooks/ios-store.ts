@@ -40,13 +40,18 @@ export function iosEventKind(type: string | undefined, subtype: string | undefin
     case 'SUBSCRIBED':
       return 'purchase';
     case 'DID_RENEW':
+      // Subtype BILLING_RECOVERY (a renewal after failures) too: a renewal ends a billing issue.
       return 'renewal';
+    case 'DID_FAIL_TO_RENEW':
+      // In the Billing Grace Period the member keeps access; without it the App Store holds the account.
+      return subtype === 'GRACE_PERIOD' ? 'in_grace' : 'on_hold';
     case 'DID_CHANGE_RENEWAL_STATUS':
       return subtype === 'AUTO_RENEW_DISABLED' ? 'cancellation_scheduled' : subtype === 'AUTO_RENEW_ENABLED' ? 'cancellation_undone' : null;
     case 'EXPIRED':
       return subtype === 'VOLUNTARY' ? 'cancellation' : 'expiry';
     case 'GRACE_PERIOD_EXPIRED':
-      return 'expiry';
+      // The App Store keeps retrying (billing retry) after the grace period: a hold, not an end (DESIGN 14).
+      return 'on_hold';
     case 'REFUND':
     case 'REVOKE':
       return 'refund';
@@ -60,9 +65,11 @@ function iosEventTime(n: ResponseBodyV2DecodedPayload, receivedAt: Date): { even
   return typeof n.signedDate === 'number' ? { eventTime: new Date(n.signedDate) } : { eventTime: receivedAt, receiptTime: true };
 }
 
-function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, receivedAt: Date): StoreEvent[] {
+function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, renewal: JWSRenewalInfoDecodedPayload | null, receivedAt: Date): StoreEvent[] {
   const kind = iosEventKind(n.notificationType, n.subtype);
   if (!kind || !tx?.originalTransactionId) return [];
+  // A failure reports the period that was not renewed: the recorded period stays.
+  const billingIssue = kind === 'in_grace' || kind === 'on_hold';
   return [
     {
       kind,
@@ -70,7 +77,8 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
       reference: tx.originalTransactionId,
       user: { accountToken: tx.appAccountToken ?? null },
       product: { providerProductId: tx.productId ?? null },
-      periodEnd: typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+      periodEnd: !billingIssue && typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+      ...(kind === 'in_grace' ? { graceUntil: typeof renewal?.gracePeriodExpiresDate === 'number' ? new Date(renewal.gracePeriodExpiresDate) : null } : {}),
       ...iosEventTime(n, receivedAt),
       // App Store prices are in milliunits of the currency.
       amount: typeof tx.price === 'number' ? Math.round(tx.price / 10) : null,
@@ -80,9 +88,15 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
 }
 
 /** A verified notification (or one restored from its log row) as the store acts on it. */
-function iosDelivery(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecodedPayload | null, payload: unknown, receivedAt: Date): VerifiedDelivery {
+function iosDelivery(
+  n: ResponseBodyV2DecodedPayload,
+  tx: JWSTransactionDecodedPayload | null,
+  renewal: JWSRenewalInfoDecodedPayload | null,
+  payload: unknown,
+  receivedAt: Date,
+): VerifiedDelivery {
   const type = [n.notificationType, n.subtype].filter(Boolean).join('.');
-  const events = normaliseIos(n, tx, receivedAt);
+  const events = normaliseIos(n, tx, renewal, receivedAt);
   return {
     eventId: n.notificationUUID!,
     eventType: type || 'unknown',
@@ -123,10 +137,10 @@ export const iosStoreWebhook: WebhookAdapter = {
     }
     if (!notification.notificationUUID) throw authError(400, 'iOS store notification has no notificationUUID');
     const payload = { notification: { ...notification, data: { ...notification.data, signedTransactionInfo: undefined, signedRenewalInfo: undefined } }, transaction, renewal };
-    return iosDelivery(notification, transaction, payload, ctx.clock.now());
+    return iosDelivery(notification, transaction, renewal, payload, ctx.clock.now());
   },
   restore(logged) {
-    const payload = logged.payload as { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null };
-    return iosDelivery(payload.notification, payload.transaction ?? null, logged.payload, logged.eventTime);
+    const payload = logged.payload as { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null; renewal?: JWSRenewalInfoDecodedPayload | null };
+    return iosDelivery(payload.notification, payload.transaction ?? null, payload.renewal ?? null, logged.payload, logged.eventTime);
   },
 };
