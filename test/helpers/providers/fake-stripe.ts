@@ -5,6 +5,7 @@ export interface FakeSubscription {
   id: string;
   object: 'subscription';
   status: string;
+  customer: string;
   cancel_at_period_end: boolean;
   current_period_end: number;
   metadata: Record<string, string>;
@@ -23,6 +24,8 @@ export class FakeStripe extends FakeServer {
   readonly sessions = new Map<string, Record<string, any>>();
   readonly subscriptions = new Map<string, FakeSubscription>();
   readonly refunds: Array<Record<string, unknown>> = [];
+  /** Customer billing portal sessions created (customer, return_url). */
+  readonly portalSessions: Array<{ id: string; customer: string; return_url: string; url: string }> = [];
   /** Invoice payments by invoice id (a subscription's invoices are paid by payment intents). */
   readonly invoicePayments = new Map<string, { id: string; object: 'invoice_payment'; invoice: string; status: string; payment: { type: 'payment_intent'; payment_intent: string } }>();
   /** The subscription each invoice bills. */
@@ -109,6 +112,13 @@ export class FakeStripe extends FakeServer {
       if (!subscription) return { status: 404, json: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such invoice: '${req.params.id}'` } } };
       return { json: { id: req.params.id, object: 'invoice', status: 'paid', parent: { type: 'subscription_details', subscription_details: { subscription } } } };
     });
+    this.route('POST /v1/billing_portal/sessions', (req) => {
+      const b = req.body as Record<string, any>;
+      const id = `bps_test_${++this.n}`;
+      const session = { id, object: 'billing_portal.session', customer: String(b.customer), return_url: String(b.return_url), url: `${this.base}/portal/${id}`, livemode: false, created: this.now() };
+      this.portalSessions.push(session);
+      return { json: session };
+    });
     this.route('POST /v1/refunds', (req) => {
       const b = req.body as Record<string, any>;
       const refund = { id: `re_test_${++this.n}`, object: 'refund', amount: b.amount ? Number(b.amount) : 1000, status: 'succeeded', payment_intent: b.payment_intent ?? null, charge: b.charge ?? null, metadata: b.metadata ?? {} };
@@ -123,6 +133,7 @@ export class FakeStripe extends FakeServer {
       id,
       object: 'subscription',
       status: 'active',
+      customer: `cus_${id}`,
       cancel_at_period_end: false,
       current_period_end: periodEnd,
       metadata,

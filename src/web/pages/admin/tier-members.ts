@@ -91,7 +91,7 @@ ${found.map((u) => html`<tr data-email="${u.usr_email}"><td>${u.usr_email}</td><
   ${members.length === 0
     ? html`<p id="no-members">No one is in this tier.</p>`
     : html`<table id="members" class="stack"><thead><tr><th>Member</th><th>Assigned</th><th>How</th><th>Subscription</th><th></th></tr></thead><tbody>
-${members.map((m) => html`<tr data-email="${m.usr_email}"><td>${m.usr_email}<br><span class="help">${name(m)}</span></td>
+${members.map((m) => html`<tr data-email="${m.usr_email}"><td><a href="/admin/members/${m.usr_user_id}">${m.usr_email}</a><br><span class="help">${name(m)}</span></td>
 <td class="assigned" data-label="Assigned">${formatTimestamp(m.grm_assigned_time)}</td><td class="method" data-label="How">${METHODS[m.grm_assignment_method] ?? m.grm_assignment_method}</td><td class="status" data-label="Subscription">${m.grm_subscription_status ?? '—'}</td>
 <td class="actions"><form class="inline" method="post" action="${base}/${m.usr_user_id}/remove" data-confirm="Remove ${m.usr_email} from ${tier.sbt_display_name}? They lose the tier’s features now.">${tokenInput(viewer, FORM_NAME)}<button class="link" type="submit" data-action="remove">Remove</button></form></td></tr>`)}
 </tbody></table>`}
