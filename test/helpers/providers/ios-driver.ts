@@ -7,13 +7,16 @@ import { makeAppleChain, makeAppleLeaf, signAppleJws, type AppleChain } from './
 export const IOS_BUNDLE_ID = 'com.example.gatehouse';
 
 /** The iOS store (App Store Server Notifications V2, Sandbox) in the shared webhook scenarios. */
-export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestApp, f: ProviderFact, type: string, subtype?: string, chain?: AppleChain): Promise<Delivery> } {
+export function iosDriver(): SourceDriver & {
+  chain: AppleChain;
+  notify(t: TestApp, f: ProviderFact, type: string, subtype?: string, chain?: AppleChain, o?: { renewal?: Record<string, unknown> }): Promise<Delivery>;
+} {
   const chain = makeAppleChain();
   const untrusted = makeAppleChain();
   // A leaf of the trusted chain whose validity ended before the payloads' signing dates.
   const expiredChain: AppleChain = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2025-01-01T00:00:00Z'), leafNotAfter: new Date('2025-12-31T00:00:00Z') }) };
 
-  async function payloadFor(t: TestApp, f: ProviderFact, type: string, subtype: string | undefined, signer: AppleChain) {
+  async function payloadFor(t: TestApp, f: ProviderFact, type: string, subtype: string | undefined, signer: AppleChain, extraRenewal: Record<string, unknown> = {}) {
     const signedDate = f.at.getTime();
     const transaction = {
       originalTransactionId: f.ref,
@@ -30,7 +33,7 @@ export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestA
       currency: 'USD',
       quantity: 1,
     };
-    const renewal = { originalTransactionId: f.ref, autoRenewProductId: f.providerProductId, productId: f.providerProductId, autoRenewStatus: 1, environment: 'Sandbox', signedDate };
+    const renewal = { originalTransactionId: f.ref, autoRenewProductId: f.providerProductId, productId: f.providerProductId, autoRenewStatus: 1, environment: 'Sandbox', signedDate, ...extraRenewal };
     return {
       notificationType: type,
       ...(subtype ? { subtype } : {}),
@@ -40,9 +43,10 @@ export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestA
       data: { bundleId: IOS_BUNDLE_ID, environment: 'Sandbox', signedTransactionInfo: signAppleJws(transaction, signer), signedRenewalInfo: signAppleJws(renewal, signer), status: 1 },
     };
   }
-  const notify = async (t: TestApp, f: ProviderFact, type: string, subtype?: string, signer: AppleChain = chain): Promise<Delivery> => ({
+  /** o.renewal: fields of the signed renewal info (e.g. gracePeriodExpiresDate, isInBillingRetryPeriod). */
+  const notify = async (t: TestApp, f: ProviderFact, type: string, subtype?: string, signer: AppleChain = chain, o: { renewal?: Record<string, unknown> } = {}): Promise<Delivery> => ({
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ signedPayload: signAppleJws(await payloadFor(t, f, type, subtype, signer), signer) }),
+    body: JSON.stringify({ signedPayload: signAppleJws(await payloadFor(t, f, type, subtype, signer, o.renewal), signer) }),
   });
   return {
     source: 'ios_store',
