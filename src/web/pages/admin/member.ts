@@ -59,7 +59,7 @@ export function memberAdminPage(web: FastifyInstance, services: Services): void 
     const name = [user.usr_first_name, user.usr_last_name].filter(Boolean).join(' ');
     const body = html`${adminNav()}
 <div class="card" id="member">
-  <h2>${user.usr_email}</h2>
+  <h2 style="overflow-wrap:anywhere">${user.usr_email}</h2>
   ${name ? html`<p class="help">${name}</p>` : ''}
   <p>Tier: <strong id="member-tier">${tier ? tier.displayName : 'none'}</strong></p>
   ${issues.length > 0
@@ -81,6 +81,7 @@ ${subs.map(
 )}
 </tbody></table>`}
 </div>`;
-    return sendViewerPage(reply, viewer, `Member ${user.usr_email}`, body);
+    // A long address would not fit a phone's width as the page heading: the card shows it, wrapped.
+    return sendViewerPage(reply, viewer, name ? `Member: ${name}` : `Member #${userId}`, body);
   });
 }
