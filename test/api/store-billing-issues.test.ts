@@ -331,6 +331,22 @@ describe('iOS store', () => {
     expect(await statusTrail(f.userId)).toEqual(['active>on_hold:on_hold', 'on_hold>active:recovered']);
   });
 
+  it('a grace notification that arrives before its purchase waits for it, then applies with its grace end', async () => {
+    const { headers, userId } = await t.keyHeaders();
+    const providerProductId = uniqueRef('ios-silver-');
+    const productId = await createProduct(t, { tierId: silver.tierId, refs: { pro_ios_product_id: providerProductId } });
+    const f = { userId, productId, providerProductId, ref: uniqueRef('sub'), at: at(0), periodEnd: at(30) };
+    const early = await send('ios_store', ios.notify(t, { ...f, at: at(30) }, 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD', undefined, { renewal: { gracePeriodExpiresDate: at(46).getTime() } }));
+    expect(early.outcomes).toEqual([{ outcome: 'pending', references: [f.ref] }]);
+    const bought = await send('ios_store', ios.purchase(t, f));
+    expect(bought.outcomes).toEqual([
+      expect.objectContaining({ outcome: 'granted', grant: 'joined' }),
+      expect.objectContaining({ outcome: 'pending_applied', result: expect.objectContaining({ outcome: 'status_changed', status: 'in_grace' }) }),
+    ]);
+    expect(await item(f, 'ios_store')).toMatchObject({ odi_subscription_status: 'in_grace', odi_subscription_grace_until: at(46) });
+    expect(await summaryEntry(headers)).toMatchObject({ status: 'in_grace', grace_until: stamp(at(46)), billing_issue: true });
+  });
+
   it('a grace notification signed before a newer renewal is stale', async () => {
     const f = await subscribed(ios);
     await send('ios_store', ios.renewal(t, { ...f, at: at(31), periodEnd: at(61) }));
