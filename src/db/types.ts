@@ -108,7 +108,9 @@ export interface GroupsTable {
 }
 
 export type AssignmentMethod = 'purchase' | 'manual' | 'other';
-export type SubscriptionStatus = 'active' | 'cancelled' | 'expired' | 'refunded' | 'replaced';
+/** The states of a subscription's order item (DESIGN 14); a tier membership row carries only the first five. */
+export type SubscriptionStatus = 'active' | 'cancelled' | 'expired' | 'refunded' | 'replaced' | 'in_grace' | 'on_hold' | 'paused';
+export type MembershipSubscriptionStatus = 'active' | 'cancelled' | 'expired' | 'refunded' | 'replaced';
 
 export interface GroupMembersTable {
   grm_group_member_id: Generated<number>;
@@ -118,7 +120,7 @@ export interface GroupMembersTable {
   grm_create_time: GeneratedTimestamp;
   grm_assigned_time: GeneratedTimestamp;
   grm_assignment_method: ColumnType<AssignmentMethod, AssignmentMethod | undefined, AssignmentMethod>;
-  grm_subscription_status: Nullable<SubscriptionStatus>;
+  grm_subscription_status: Nullable<MembershipSubscriptionStatus>;
   /** Set only on tier memberships (at most one per user). */
   grm_sbt_subscription_tier_id: Nullable<number>;
 }
@@ -322,6 +324,10 @@ export interface OrderItemsTable {
   odi_scheduled_change_time: OptTime;
   /** Set when the grant was skipped by the upgrade-only rule: the subscription holds no tier (DESIGN 14). */
   odi_tier_skipped_time: OptTime;
+  /** in_grace: access is kept until then (DESIGN 14). */
+  odi_subscription_grace_until: OptTime;
+  /** paused: when the provider says the subscription resumes (null: not stated). */
+  odi_subscription_resume_time: OptTime;
   odi_create_time: GeneratedTimestamp;
   odi_update_time: GeneratedTimestamp;
   odi_delete_time: OptTime;

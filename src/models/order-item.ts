@@ -42,6 +42,10 @@ export const OrderItem = defineModel({
     odi_subscription_period_start: col.timestamp(),
     odi_scheduled_pro_product_id: col.bigint(),
     odi_scheduled_change_time: col.timestamp(),
+    // Billing-issue states (migration 0035, DESIGN 14): in_grace keeps access until the grace end; a
+    // paused subscription's stated resume time.
+    odi_subscription_grace_until: col.timestamp(),
+    odi_subscription_resume_time: col.timestamp(),
     ...standardTimes('odi'),
   },
   exposure: { readable: true, writable: false },

@@ -58,6 +58,8 @@ export const settingDefinitions: SettingDefinition[] = [
   { name: 'subscription_cancellation_timing', type: 'enum', default: 'end_of_period', options: ['immediate', 'end_of_period'], description: 'When a cancellation takes effect' },
   bool('subscription_reactivation_enabled', true, 'Allow reactivating cancelled subscriptions'),
   bool('subscription_cancellation_prorate', false, 'Refund the unused period on immediate cancellation'),
+  int('card_processor_grace_days', 7, 'Days a card-processor subscription whose renewal payment failed keeps its tier while the processor retries (DESIGN 14)', 0, 365),
+  int('wallet_provider_grace_days', 10, 'Days a wallet-provider subscription whose renewal payment failed keeps its tier while the provider retries (DESIGN 14)', 0, 365),
   // Tier gating
   { name: 'tier_upgrade_url', type: 'string', default: '', description: 'URL of an upgrade flow; empty by default', pattern: /^(|https?:\/\/\S+|\/\S*)$/, patternHint: 'an http(s) URL or a site path' },
   int('tier_gate_preview_length', 0, 'Characters of body text shown before the gate; 0 means no preview', 0, 100000),

@@ -25,7 +25,18 @@ export type StoreEventKind =
   /** The store moved the subscription to another product now (App Store UPGRADE): the one grant path. */
   | 'product_change'
   /** The product that renews changed (App Store DOWNGRADE; a null product: the change was undone). */
-  | 'product_change_scheduled';
+  | 'product_change_scheduled'
+  /** A renewal payment failed and the provider retries: access kept until graceUntil (DESIGN 14). */
+  | 'in_grace'
+  /** The provider holds the account (retrying, or given up retrying for now): access removed, recoverable. */
+  | 'on_hold'
+  /** The subscription is paused until resumeTime: access removed. */
+  | 'paused'
+  /** The subscription is active again at the provider after a billing issue or a pause (or a cancellation undone). */
+  | 'recovery';
+
+/** The billing-issue kinds (DESIGN 14): they act on a subscription already recorded, never create one. */
+export const BILLING_ISSUE_KINDS: readonly StoreEventKind[] = ['in_grace', 'on_hold', 'paused', 'recovery'];
 
 /**
  * One normalised event. User and product are named as the provider names them; the processor resolves
@@ -66,6 +77,10 @@ export interface StoreEvent {
    */
   refundWhole?: boolean | null;
   currency?: string | null;
+  /** in_grace: until when the provider keeps access while it retries (null: the source's grace setting from the event time). */
+  graceUntil?: Date | null;
+  /** paused: when the provider says the subscription resumes (null: not stated). */
+  resumeTime?: Date | null;
   /** Provider payment identifiers worth keeping on the order. */
   payment?: { sessionId?: string | null; paymentIntentId?: string | null; invoiceId?: string | null; saleId?: string | null };
 }
@@ -122,3 +137,8 @@ export const intOrNull = (v: unknown): number | null => {
   const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : NaN;
   return Number.isSafeInteger(n) && n > 0 ? n : null;
 };
+
+const DAY_MS = 86_400_000;
+
+/** The end of a web source's grace period: `days` (its grace setting) after the failure. */
+export const graceAfter = (failedAt: Date, days: number): Date => new Date(failedAt.getTime() + days * DAY_MS);

@@ -6,8 +6,10 @@ export const ORDER_STATUS = { pending: 1, paid: 2, failed: 3, refunded: 4 } as c
 /** odi_status values. */
 export const ITEM_STATUS = { pending: 1, paid: 2, refunded: 4 } as const;
 
-/** Subscription statuses under which an order item can still hold the user's tier. */
-export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['active', 'cancelled'];
+/** Subscription statuses under which an order item can still hold the user's tier (DESIGN 14: in_grace keeps it). */
+export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['active', 'cancelled', 'in_grace'];
+/** Billing states a provider can recover from (back to active through the grant path). */
+export const RECOVERABLE_STATUSES: readonly SubscriptionStatus[] = ['in_grace', 'on_hold', 'paused'];
 
 export interface OrderItemRow {
   odi_order_item_id: number;
@@ -27,6 +29,7 @@ export interface OrderItemRow {
   odi_currency: string;
   /** The card processor's invoice of the current period (the checkout's first, then each renewal's). */
   odi_stripe_foreign_invoice_id: string | null;
+  odi_subscription_grace_until: Date | null;
 }
 
 const ITEM_COLUMNS = [
@@ -44,6 +47,7 @@ const ITEM_COLUMNS = [
   'odi_price',
   'odi_currency',
   'odi_stripe_foreign_invoice_id',
+  'odi_subscription_grace_until',
 ] as const;
 
 const normalise = (r: OrderItemRow): OrderItemRow => ({

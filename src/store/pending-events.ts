@@ -22,8 +22,15 @@ function serialise(ev: StoreEvent): string {
 }
 
 function revive(raw: unknown): StoreEvent {
-  const ev = (typeof raw === 'string' ? JSON.parse(raw) : raw) as StoreEvent & { eventTime: string; periodEnd: string | null };
-  return { ...ev, eventTime: new Date(ev.eventTime), periodEnd: ev.periodEnd === null || ev.periodEnd === undefined ? null : new Date(ev.periodEnd) };
+  const ev = (typeof raw === 'string' ? JSON.parse(raw) : raw) as StoreEvent & { eventTime: string; periodEnd: string | null; graceUntil?: string | null; resumeTime?: string | null };
+  const date = (v: string | null | undefined) => (v === null || v === undefined ? null : new Date(v));
+  return {
+    ...ev,
+    eventTime: new Date(ev.eventTime),
+    periodEnd: date(ev.periodEnd),
+    ...(ev.graceUntil !== undefined ? { graceUntil: date(ev.graceUntil) } : {}),
+    ...(ev.resumeTime !== undefined ? { resumeTime: date(ev.resumeTime) } : {}),
+  };
 }
 
 /** Keeps an event until its purchase arrives, under the references it returns (none: nothing to wait for). */

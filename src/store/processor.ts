@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, SubscriptionStatus } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
-import { recordTierChange } from '../tiers/change-tracking.js';
+import { recordSubscriptionStatusChange, recordTierChange } from '../tiers/change-tracking.js';
 import { TierInputError } from '../tiers/errors.js';
 import type { GrantOutcome, TierMembershipService } from '../tiers/membership.js';
 import { userForAccountToken } from './accounts.js';
@@ -11,6 +11,7 @@ import {
   ITEM_STATUS,
   LIVE_STATUSES,
   ORDER_STATUS,
+  RECOVERABLE_STATUSES,
   createPaidOrder,
   findItemById,
   findItemByPayment,
@@ -34,6 +35,8 @@ export type EventOutcome =
   /** The product that renews changed (null: back to the current one); the tier moves when it renews. */
   | { outcome: 'renewal_product_changed'; orderItemId: number; productId: number | null }
   | { outcome: 'stale'; orderItemId: number }
+  /** A billing-state event that does not apply to the subscription's state (e.g. a hold of an ended one). */
+  | { outcome: 'unchanged'; orderItemId: number; status: SubscriptionStatus | null }
   /** A partial refund (or one of an earlier period's payment): recorded on the order and item, removes nothing. */
   | { outcome: 'refund_recorded'; orderItemId: number; amount: number | null }
   /** Names no subscription we know, nor any reference to wait for. */
@@ -157,6 +160,13 @@ async function applyToItem(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent,
       return scheduleRenewalProduct(trx, deps, ev, item);
     case 'refund':
       return refundRemoves(ev, { price: item.odi_price, invoiceId: item.odi_stripe_foreign_invoice_id }) ? remove(trx, deps, ev, item) : recordRefund(trx, deps, ev, item);
+    case 'in_grace':
+      return enterGrace(trx, deps, ev, item);
+    case 'on_hold':
+    case 'paused':
+      return suspend(trx, deps, ev, item, ev.kind);
+    case 'recovery':
+      return recover(trx, deps, ev, item);
     default:
       return remove(trx, deps, ev, item);
   }
@@ -217,6 +227,10 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
   // The price per period: what the store says it charged; a card invoice's amount nets any proration
   // credit, so there the plan's price is what the member now pays.
   const price = ev.source === 'card_processor' ? (product.price ?? ev.amount ?? null) : (ev.amount ?? product.price);
+  // A renewal (or the provider's word) after a billing issue or a pause: the subscription recovers.
+  const recovering =
+    (ev.kind === 'renewal' || ev.kind === 'recovery') && found?.odi_subscription_status != null && RECOVERABLE_STATUSES.includes(found.odi_subscription_status);
+  const becomesActive = !(replaced || product.tierId === null || endedBy);
   await trx
     .updateTable('odi_order_items')
     .set({
@@ -224,7 +238,7 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
         ? { odi_pro_product_id: product.productId, odi_product_info: product.name, ...(price !== null ? { odi_price: price } : {}), odi_scheduled_pro_product_id: null, odi_scheduled_change_time: null }
         : {}),
       // A purchase that a removal already ended is recorded without becoming active: the removal then ends it.
-      ...(replaced || product.tierId === null || endedBy ? {} : { odi_subscription_status: 'active' as const }),
+      ...(becomesActive ? { odi_subscription_status: 'active' as const, odi_subscription_grace_until: null, odi_subscription_resume_time: null } : {}),
       ...(ev.kind === 'purchase' ? { odi_subscription_cancel_at_period_end: false, odi_subscription_cancelled_time: null } : {}),
       ...(ev.periodEnd ? { odi_subscription_period_end: ev.periodEnd } : {}),
       ...(ev.payment?.invoiceId ? { odi_stripe_foreign_invoice_id: ev.payment.invoiceId } : {}),
@@ -235,9 +249,20 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
     .execute();
 
   await recordPeriodPayment(trx, ev, { itemId, found, product, now });
+  if (recovering && becomesActive) {
+    await recordSubscriptionStatusChange(trx, {
+      orderItemId: itemId,
+      userId,
+      oldStatus: found!.odi_subscription_status,
+      newStatus: 'active',
+      reason: 'recovered',
+      at: now,
+      metadata: { source: ev.source, event: ev.kind, event_time: ev.eventTime.toISOString() },
+    });
+  }
   const outcome: EventOutcome = endedBy
     ? { outcome: 'superseded', orderItemId: itemId, by: endedBy.event.kind }
-    : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, productChanged, now });
+    : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, productChanged, now, recovering });
   return [outcome, ...(await applyPending(trx, deps, pending, itemId))];
 }
 
@@ -257,7 +282,7 @@ async function grantTier(
   trx: Kysely<DB>,
   deps: ProcessorDeps,
   ev: StoreEvent,
-  g: { userId: number; product: StoreProduct; itemId: number; found: OrderItemRow | undefined; wasBearing: boolean; replaced: boolean; productChanged: boolean; now: Date },
+  g: { userId: number; product: StoreProduct; itemId: number; found: OrderItemRow | undefined; wasBearing: boolean; replaced: boolean; productChanged: boolean; now: Date; recovering: boolean },
 ): Promise<EventOutcome> {
   const { userId, product, itemId, found, now } = g;
   if (found?.odi_source_conflict_time != null) return { outcome: 'refused_other_source', orderItemId: itemId, activeSources: await activeSources(trx, userId, itemId) };
@@ -290,7 +315,7 @@ async function grantTier(
     return { outcome: 'granted', orderItemId: itemId, grant: 'moved' };
   }
   const result = await deps.membership.grantTierFromPurchase(userId, { productId: product.productId, tierId: product.tierId }, ev.source, reference(itemId), {
-    event: ev.kind === 'renewal' ? 'renewal' : 'purchase',
+    event: g.recovering ? 'recovery' : ev.kind === 'renewal' ? 'renewal' : 'purchase',
   });
   if (result.outcome === 'skipped_lower_level') await markSkipped(trx, itemId, now);
   if (result.outcome === 'joined' || result.outcome === 'moved' || result.outcome === 'renewed') await markSkipped(trx, itemId, null);
@@ -471,7 +496,8 @@ async function setCancellation(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEv
   const now = deps.clock.now();
   const scheduled = ev.kind === 'cancellation_scheduled';
   const live = item.odi_subscription_status !== null && LIVE_STATUSES.includes(item.odi_subscription_status);
-  const status: SubscriptionStatus = live ? (scheduled ? 'cancelled' : 'active') : item.odi_subscription_status!;
+  // Undoing a cancellation makes a cancelled subscription active; one in grace stays in grace.
+  const status: SubscriptionStatus = live ? (scheduled ? 'cancelled' : item.odi_subscription_status === 'cancelled' ? 'active' : item.odi_subscription_status!) : item.odi_subscription_status!;
   await trx
     .updateTable('odi_order_items')
     .set({
@@ -484,7 +510,9 @@ async function setCancellation(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEv
     })
     .where('odi_order_item_id', '=', item.odi_order_item_id)
     .execute();
-  if (live && bearsTier(item) && item.odi_usr_user_id !== null) await deps.membership.setSubscriptionStatus(item.odi_usr_user_id, status);
+  if (live && bearsTier(item) && item.odi_usr_user_id !== null && (status === 'active' || status === 'cancelled')) {
+    await deps.membership.setSubscriptionStatus(item.odi_usr_user_id, status);
+  }
   return { outcome: 'status_changed', orderItemId: item.odi_order_item_id, status };
 }
 
@@ -534,4 +562,86 @@ async function recordRefund(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent
     .where('ord_order_id', '=', item.odi_ord_order_id)
     .execute();
   return { outcome: 'refund_recorded', orderItemId: item.odi_order_item_id, amount };
+}
+
+/** What a status change row says of the event that made it. */
+const describe = (ev: StoreEvent) => ({ source: ev.source, event: ev.kind, event_time: ev.eventTime.toISOString() });
+
+/**
+ * A renewal payment failed and the provider retries (DESIGN 14): the subscription is in_grace and keeps
+ * its tier until grace_until. Only an active subscription (or one already in grace) enters it. A web
+ * source's grace counts from its first failure (later retries keep it); a store states its own.
+ */
+async function enterGrace(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow): Promise<EventOutcome> {
+  const from = item.odi_subscription_status;
+  if (from !== 'active' && from !== 'in_grace') return { outcome: 'unchanged', orderItemId: item.odi_order_item_id, status: from };
+  const now = deps.clock.now();
+  const webSource = ev.source === 'card_processor' || ev.source === 'wallet_provider';
+  const graceUntil = from === 'in_grace' && webSource && item.odi_subscription_grace_until !== null ? item.odi_subscription_grace_until : (ev.graceUntil ?? null);
+  await trx
+    .updateTable('odi_order_items')
+    .set({ odi_subscription_status: 'in_grace', odi_subscription_grace_until: graceUntil, ...watermark(ev), odi_update_time: now })
+    .where('odi_order_item_id', '=', item.odi_order_item_id)
+    .execute();
+  if (from !== 'in_grace') {
+    await recordSubscriptionStatusChange(trx, {
+      orderItemId: item.odi_order_item_id,
+      userId: item.odi_usr_user_id,
+      oldStatus: from,
+      newStatus: 'in_grace',
+      reason: 'in_grace',
+      at: now,
+      metadata: { ...describe(ev), grace_until: graceUntil?.toISOString() ?? null },
+    });
+  }
+  return { outcome: 'status_changed', orderItemId: item.odi_order_item_id, status: 'in_grace' };
+}
+
+/**
+ * The provider holds the account (on_hold) or paused the subscription (DESIGN 14): access is removed
+ * through the one removal path when the subscription held the tier. A cancelled subscription (the
+ * member's own end-of-period cancel, which the wallet provider carries out as a suspension) and an
+ * ended one are left as they are.
+ */
+async function suspend(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow, to: 'on_hold' | 'paused'): Promise<EventOutcome> {
+  const from = item.odi_subscription_status;
+  if (from === null || !['active', 'in_grace', 'on_hold', 'paused'].includes(from)) return { outcome: 'unchanged', orderItemId: item.odi_order_item_id, status: from };
+  const now = deps.clock.now();
+  await trx
+    .updateTable('odi_order_items')
+    .set({
+      odi_subscription_status: to,
+      odi_subscription_grace_until: null,
+      odi_subscription_resume_time: to === 'paused' ? (ev.resumeTime ?? null) : null,
+      ...watermark(ev),
+      odi_update_time: now,
+    })
+    .where('odi_order_item_id', '=', item.odi_order_item_id)
+    .execute();
+  if (from !== to) {
+    await recordSubscriptionStatusChange(trx, {
+      orderItemId: item.odi_order_item_id,
+      userId: item.odi_usr_user_id,
+      oldStatus: from,
+      newStatus: to,
+      reason: to,
+      at: now,
+      metadata: { ...describe(ev), ...(to === 'paused' ? { resume_time: ev.resumeTime?.toISOString() ?? null } : {}) },
+    });
+  }
+  const bearing = bearsTier(item) && (from === 'active' || from === 'in_grace');
+  if (!bearing || item.odi_usr_user_id === null) return { outcome: 'status_changed', orderItemId: item.odi_order_item_id, status: to };
+  const removed = await deps.membership.removeFromAllTiers(item.odi_usr_user_id, to, reference(item.odi_order_item_id), { source: ev.source });
+  return { outcome: 'removed', orderItemId: item.odi_order_item_id, removedTierIds: removed.removedTierIds };
+}
+
+/**
+ * The provider says the subscription is active again: from a billing issue or a pause it recovers
+ * through the one grant path; a cancelled one has its cancellation undone; anything else is unchanged.
+ */
+async function recover(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item: OrderItemRow): Promise<EventOutcome> {
+  const from = item.odi_subscription_status;
+  if (from !== null && RECOVERABLE_STATUSES.includes(from)) return (await grant(trx, deps, ev, item))[0]!;
+  if (from === 'cancelled') return setCancellation(trx, deps, { ...ev, kind: 'cancellation_undone' }, item);
+  return { outcome: 'unchanged', orderItemId: item.odi_order_item_id, status: from };
 }

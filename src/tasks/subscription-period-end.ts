@@ -9,7 +9,7 @@ import type { TaskDefinition } from './scheduler.js';
 export function subscriptionPeriodEndTask(settings: Settings): TaskDefinition {
   return {
     name: 'subscription_period_end',
-    description: 'Expire cancelled subscriptions and apply scheduled downgrades at the end of their paid period',
+    description: 'Expire cancelled subscriptions and apply scheduled downgrades at the end of their paid period; hold subscriptions whose grace period ended',
     intervalSeconds: 60,
     run: async ({ db, clock }) => ({ ...(await processPeriodEnds(db, clock, settings)) }),
   };

@@ -9,7 +9,14 @@ export type TierChangeReason =
   | 'renewal_skipped_lower_level'
   | 'purchase_skipped_tier_unavailable'
   | 'renewal_skipped_tier_unavailable'
+  /** A subscription back to active after a billing issue or a pause (DESIGN 14). */
+  | 'recovery'
+  | 'recovery_skipped_lower_level'
+  | 'recovery_skipped_tier_unavailable'
   | 'expiry'
+  /** The provider holds the account (payment failed, grace over) or paused the subscription: access removed. */
+  | 'on_hold'
+  | 'paused'
   | 'cancellation'
   | 'refund'
   | 'manual'
@@ -57,6 +64,42 @@ export async function recordTierChange(db: Kysely<DB>, c: TierChange): Promise<v
       cht_reference_type: c.reference?.type ?? null,
       cht_reference_id: c.reference?.id ?? null,
       cht_changed_by_usr_user_id: c.changedBy,
+      cht_metadata: JSON.stringify(c.metadata),
+    })
+    .execute();
+}
+
+export const ORDER_ITEM_ENTITY_TYPE = 'order_item';
+export const SUBSCRIPTION_STATUS_FIELD = 'subscription_status';
+
+/** A subscription's billing state changing (DESIGN 14): one row per transition, next to any tier rows. */
+export interface SubscriptionStatusChange {
+  orderItemId: number;
+  userId: number | null;
+  oldStatus: string | null;
+  newStatus: string;
+  /** The transition: in_grace, on_hold, paused, recovered. */
+  reason: 'in_grace' | 'on_hold' | 'paused' | 'recovered';
+  at: Date;
+  metadata: Record<string, unknown>;
+}
+
+/** Writes one cht_change_tracking row for an order item's subscription status transition. */
+export async function recordSubscriptionStatusChange(db: Kysely<DB>, c: SubscriptionStatusChange): Promise<void> {
+  await db
+    .insertInto('cht_change_tracking')
+    .values({
+      cht_entity_type: ORDER_ITEM_ENTITY_TYPE,
+      cht_entity_id: c.orderItemId,
+      cht_usr_user_id: c.userId,
+      cht_field_name: SUBSCRIPTION_STATUS_FIELD,
+      cht_old_value: c.oldStatus,
+      cht_new_value: c.newStatus,
+      cht_change_time: c.at,
+      cht_change_reason: c.reason,
+      cht_reference_type: ORDER_ITEM_ENTITY_TYPE,
+      cht_reference_id: c.orderItemId,
+      cht_changed_by_usr_user_id: null,
       cht_metadata: JSON.stringify(c.metadata),
     })
     .execute();

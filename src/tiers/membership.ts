@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AssignmentMethod, DB, SubscriptionStatus } from '../db/types.js';
+import type { AssignmentMethod, DB, MembershipSubscriptionStatus } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { recordTierChange, type ChangeReference, type TierChangeReason } from './change-tracking.js';
 import { TierInputError } from './errors.js';
@@ -9,8 +9,11 @@ import { inTransaction } from './transaction.js';
 export type BillingSource = 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store';
 export const BILLING_SOURCES: readonly BillingSource[] = ['card_processor', 'wallet_provider', 'ios_store', 'android_store'];
 
-export type GrantEvent = 'purchase' | 'renewal';
-export type RemovalReason = 'expiry' | 'cancellation' | 'refund';
+/** recovery: a subscription back to active after a billing issue or a pause (DESIGN 14). */
+export type GrantEvent = 'purchase' | 'renewal' | 'recovery';
+/** on_hold and paused: the provider stopped the subscription's access, recoverably (DESIGN 14). */
+export type RemovalReason = 'expiry' | 'cancellation' | 'refund' | 'on_hold' | 'paused';
+const REMOVAL_REASONS: readonly RemovalReason[] = ['expiry', 'cancellation', 'refund', 'on_hold', 'paused'];
 
 /** A product as the grant path needs it: its id and its tier link (pro_sbt_subscription_tier_id). */
 export interface TierProduct {
@@ -160,7 +163,7 @@ export class TierMembershipService {
   }
 
   /**
-   * The one removal path, for expiry, cancellation and refund from every billing source: the user leaves
+   * The one removal path, for expiry, cancellation, refund, account hold and pause from every billing source: the user leaves
    * every tier group (and no other group). Returns the tiers left; one change row per tier left, naming
    * the billing source when given.
    */
@@ -170,7 +173,7 @@ export class TierMembershipService {
     reference: ChangeReference | null,
     opts: { source?: BillingSource } = {},
   ): Promise<{ removedTierIds: number[] }> {
-    if (!['expiry', 'cancellation', 'refund'].includes(reason)) throw new TierInputError(`Unknown removal reason '${reason}'`, { reason: 'unknown' });
+    if (!REMOVAL_REASONS.includes(reason)) throw new TierInputError(`Unknown removal reason '${reason}'`, { reason: 'unknown' });
     return inTransaction(this.db, async (trx) => {
       await this.lockUser(trx, userId);
       const now = this.clock.now();
@@ -237,7 +240,7 @@ export class TierMembershipService {
   }
 
   /** Billing reports the subscription's state (e.g. cancelled at period end) while the membership lasts. */
-  async setSubscriptionStatus(userId: number, status: SubscriptionStatus): Promise<boolean> {
+  async setSubscriptionStatus(userId: number, status: MembershipSubscriptionStatus): Promise<boolean> {
     const res = await this.db
       .updateTable('grm_group_members')
       .set({ grm_subscription_status: status })

@@ -18,7 +18,7 @@ import { cartPage } from './pages/cart.js';
 import { tierListPage } from './pages/admin/tier-list.js';
 import { tierEditPages } from './pages/admin/tiers.js';
 import { tierMembersPage } from './pages/admin/tier-members.js';
-import { memberPage } from './pages/admin/member.js';
+import { memberAdminPage } from './pages/admin/member.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
 import { pricingPage } from './pages/pricing.js';
@@ -67,7 +67,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   tierListPage(web, services);
   tierEditPages(web, services);
   tierMembersPage(web, services);
-  memberPage(web, services);
+  memberAdminPage(web, services);
   productAdminPages(web, services);
   subscriptionPage(web, services);
   orderPage(web, services);

@@ -343,13 +343,14 @@ describe('event times come from signed provider data', () => {
     const bought = await walletEvent(userId, plan, ref, { type: 'BILLING.SUBSCRIPTION.ACTIVATED', status: 'ACTIVE', statusUpdateTime: at(-3), createTime: at(-2) });
     expect(bought.json.data.outcomes).toEqual([expect.objectContaining({ outcome: 'granted' })]);
     expect((await itemFor(t, 'wallet_provider', ref))!.odi_last_event_time).toEqual(at(-3));
-    // No time in the body: applied at its receipt time, which does not become the watermark ...
+    // No time in the body: applied at its receipt time (a hold, DESIGN 14), which does not become the watermark ...
     const suspended = await walletEvent(userId, plan, ref, { type: 'BILLING.SUBSCRIPTION.SUSPENDED', status: 'SUSPENDED' });
-    expect(suspended.json.data.outcomes).toEqual([expect.objectContaining({ outcome: 'status_changed', status: 'cancelled' })]);
+    expect(suspended.json.data.outcomes).toEqual([expect.objectContaining({ outcome: 'removed', removedTierIds: [gold.tierId] })]);
     expect((await itemFor(t, 'wallet_provider', ref))!.odi_last_event_time).toEqual(at(-3));
     // ... so a signed event dated before that receipt time is still applied, not taken for stale.
     const reactivated = await walletEvent(userId, plan, ref, { type: 'BILLING.SUBSCRIPTION.RE-ACTIVATED', status: 'ACTIVE', statusUpdateTime: at(-1) });
-    expect(reactivated.json.data.outcomes).toEqual([expect.objectContaining({ outcome: 'status_changed', status: 'active' })]);
+    expect(reactivated.json.data.outcomes).toEqual([expect.objectContaining({ outcome: 'granted', grant: 'joined' })]);
+    expect((await itemFor(t, 'wallet_provider', ref))!.odi_subscription_status).toBe('active');
     expect((await itemFor(t, 'wallet_provider', ref))!.odi_last_event_time).toEqual(at(-1));
     // And a signed event older than the signed watermark is stale.
     const late = await walletEvent(userId, plan, ref, { type: 'BILLING.SUBSCRIPTION.EXPIRED', status: 'EXPIRED', statusUpdateTime: at(-2) });

@@ -35,7 +35,7 @@ describe('subscription_period_end task', () => {
     expect(rows.at(-1)).toMatchObject({ cht_change_reason: 'expiry', cht_old_value: String(f.plans.silver.tier.tierId), cht_new_value: null, cht_reference_type: 'order_item' });
 
     f.t.clock.advanceSeconds(3600);
-    expect(await run()).toEqual({ expired: 0, downgraded: 0, downgrades_dropped: 0, provider_errors: 0 });
+    expect(await run()).toEqual({ expired: 0, downgraded: 0, downgrades_dropped: 0, provider_errors: 0, grace_ended: 0 });
     expect(await changeRows(f.t, s.userId)).toHaveLength(rows.length);
     expect((await f.action('subscription_summary', s.headers, {})).json.data).toEqual({ subscriptions: [], current_tier: null, payment_source: 'none' });
   });

@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertSubscription, subscriptionProduct } from '../helpers/subscriptions.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
 
-const ENTRY_KEYS = ['can_cancel', 'name', 'order_item_id', 'period', 'price', 'renewal_or_end_date', 'scheduled_change', 'status'];
+const ENTRY_KEYS = ['billing_issue', 'can_cancel', 'grace_until', 'name', 'order_item_id', 'period', 'price', 'renewal_or_end_date', 'scheduled_change', 'status'];
 const start = new Date('2026-03-01T00:00:00Z');
 const end = new Date('2026-04-01T00:00:00Z');
 
@@ -57,6 +57,8 @@ describe('subscription_summary', () => {
       renewal_or_end_date: '2026-04-01 00:00:00',
       can_cancel: true,
       scheduled_change: null,
+      grace_until: null,
+      billing_issue: false,
     });
     expect(data.current_tier).toEqual({ name: 'silver', display_name: 'Silver', tier_level: 10, features: expect.any(Object) });
   });
@@ -67,7 +69,7 @@ describe('subscription_summary', () => {
     expect(Object.keys(data).sort()).toEqual(['current_tier', 'payment_source', 'subscriptions']);
     expect(data.payment_source).toBe('wallet_provider');
     expect(data.subscriptions).toEqual([
-      { order_item_id: id, name: 'Gold yearly', price: 999, period: 'year', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: true, scheduled_change: null },
+      { order_item_id: id, name: 'Gold yearly', price: 999, period: 'year', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: true, scheduled_change: null, grace_until: null, billing_issue: false },
     ]);
     expect(data.current_tier).toEqual({ name: 'gold', display_name: 'Gold', tier_level: 20, features: expect.any(Object) });
   });
@@ -79,7 +81,7 @@ describe('subscription_summary', () => {
       expect(Object.keys(data).sort()).toEqual(['current_tier', 'payment_source', 'subscriptions']);
       expect(data.payment_source).toBe(source);
       expect(data.subscriptions).toEqual([
-        { order_item_id: id, name: 'Silver monthly', price: 999, period: 'month', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: false, scheduled_change: null },
+        { order_item_id: id, name: 'Silver monthly', price: 999, period: 'month', status: 'active', renewal_or_end_date: '2026-04-01 00:00:00', can_cancel: false, scheduled_change: null, grace_until: null, billing_issue: false },
       ]);
       expect(data.current_tier).toEqual({ name: 'silver', display_name: 'Silver', tier_level: 10, features: expect.any(Object) });
     }
@@ -92,7 +94,7 @@ describe('subscription_summary', () => {
     const id = await insertSubscription(t, userId, goldYearly, { source: 'card_processor', price: 12000, periodStart: start, periodEnd: new Date('2027-03-01T00:00:00Z'), status: 'cancelled' });
     const data = await summary(headers);
     expect(data.subscriptions).toEqual([
-      { order_item_id: id, name: 'Gold yearly', price: 12000, period: 'year', status: 'cancelled', renewal_or_end_date: '2027-03-01 00:00:00', can_cancel: false, scheduled_change: null },
+      { order_item_id: id, name: 'Gold yearly', price: 12000, period: 'year', status: 'cancelled', renewal_or_end_date: '2027-03-01 00:00:00', can_cancel: false, scheduled_change: null, grace_until: null, billing_issue: false },
     ]);
     expect(data.payment_source).toBe('card_processor');
     // the tier comes from the user record, which here was never granted

@@ -169,4 +169,89 @@ describe('member subscription management view', () => {
     expect(again.statusCode).toBe(200);
     expect(await page(m.web)).toContain('<td class="status">Active</td>');
   });
+  describe('billing issues (DESIGN 14): what is wrong and what to do', () => {
+    const GRACE_END = new Date('2026-04-07T00:00:00Z');
+    /** A member whose subscription at `source` is in a billing state, as the webhooks leave it. */
+    async function inState(source: Source, status: 'in_grace' | 'on_hold' | 'paused', extra: Record<string, unknown> = {}) {
+      const m = await member(source, f.plans.silver);
+      await (f.t.services.db as any)
+        .updateTable('odi_order_items')
+        .set({ odi_subscription_status: status, odi_subscription_grace_until: status === 'in_grace' ? GRACE_END : null, ...extra })
+        .where('odi_order_item_id', '=', m.itemId)
+        .execute();
+      if (status !== 'in_grace') await f.t.services.tiers.membership.removeFromAllTiers(m.userId, status, { type: 'order_item', id: m.itemId });
+      return m;
+    }
+
+    it('card in grace: says the payment failed and until when access is kept, and links to the billing portal, which opens for the subscription’s customer', async () => {
+      const m = await inState('card_processor', 'in_grace');
+      const html = await page(m.web);
+      expect(html).toMatch(new RegExp(`data-order-item="${m.itemId}" data-status="in_grace"`));
+      expect(html).toContain('<td class="status">Payment failed, retrying</td>');
+      expect(html).toContain('<th>Access kept until</th><td class="grace-until">2026-04-07 00:00:00</td>');
+      expect(html).toContain('<strong>Your last payment did not go through.</strong> We will keep trying to charge it, and you keep your access until 2026-04-07 00:00:00. To keep your subscription, update your payment method in the card processor’s billing portal.');
+      expect(html).toContain(`<a class="fix-payment" href="/profile/subscription/payment-method/${m.itemId}" rel="noopener">Update your card</a>`);
+
+      const portal = await m.web.get(`/profile/subscription/payment-method/${m.itemId}`);
+      expect(portal.statusCode).toBe(303);
+      const session = f.stripe.portalSessions.at(-1)!;
+      expect(portal.headers.location).toBe(session.url);
+      expect(session).toMatchObject({ customer: `cus_ref_card_processor_${m.userId}`, return_url: expect.stringMatching(/\/profile\/subscription$/) });
+    });
+
+    it('the portal link opens only the member’s own card subscription, and says so when the processor cannot open it', async () => {
+      const m = await inState('card_processor', 'in_grace');
+      const other = await member('card_processor', f.plans.gold);
+      expect((await m.web.get(`/profile/subscription/payment-method/${other.itemId}`)).statusCode).toBe(404);
+      expect((await m.web.get('/profile/subscription/payment-method/x')).statusCode).toBe(404);
+      f.stripe.subscriptions.delete(`ref_card_processor_${m.userId}`);
+      const down = await m.web.get(`/profile/subscription/payment-method/${m.itemId}`);
+      expect(down.statusCode).toBe(502);
+      expect(down.body).toContain('id="portal-unavailable">The card processor’s billing portal cannot be opened right now.');
+    });
+
+    it('wallet on hold: says access is on hold until the payment succeeds, and links to PayPal’s automatic payments', async () => {
+      const m = await inState('wallet_provider', 'on_hold');
+      const html = await page(m.web);
+      expect(html).toContain('<td class="status">On hold: payment failed</td>');
+      expect(html).toContain('<strong>Your access is on hold because your payment did not go through.</strong> Update your payment method in your PayPal account (Automatic payments); your access comes back as soon as the payment succeeds.');
+      expect(html).toContain('<a class="fix-payment" href="https://www.paypal.com/myaccount/autopay/" rel="noopener">Update your payment method in PayPal</a>');
+      expect(html).toContain('id="no-tier"');
+      expect(actionsIn(html).filter((a) => a.startsWith('orders_recurring_action'))).toEqual([]);
+    });
+
+    it('the stores: their own subscription pages; a paused subscription says until when', async () => {
+      const ios = await inState('ios_store', 'in_grace');
+      const html = await page(ios.web);
+      expect(html).toContain('update your payment method in your App Store account.');
+      expect(html).toContain('<a class="fix-payment" href="https://apps.apple.com/account/subscriptions" rel="noopener">Update your payment method in the App Store</a>');
+      const android = await inState('android_store', 'on_hold');
+      expect(await page(android.web)).toContain('<a class="fix-payment" href="https://play.google.com/store/account/subscriptions" rel="noopener">Update your payment method in Google Play</a>');
+      const paused = await inState('android_store', 'paused', { odi_subscription_resume_time: new Date('2026-05-01T00:00:00Z') });
+      const pausedHtml = await page(paused.web);
+      expect(pausedHtml).toContain('<td class="status">Paused</td>');
+      expect(pausedHtml).toContain('<strong>Your subscription is paused until 2026-05-01 00:00:00.</strong> Your access returns when it resumes.');
+      expect(pausedHtml).not.toContain('class="fix-payment"');
+    });
+
+    it('the admin member page shows each subscription’s status, grace end and billing issue; staff only', async () => {
+      const m = await inState('card_processor', 'in_grace');
+      const s = await f.t.createUser({ permission: 5 });
+      const staff = await signIn(f.t, s.email, s.password);
+      const res = await staff.get(`/admin/members/${m.userId}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain('id="billing-issue" role="alert"><strong>Billing issue:</strong> a renewal payment failed; the provider is retrying.');
+      expect(res.body).toContain(`<tr data-order-item="${m.itemId}" data-status="in_grace">`);
+      expect(res.body).toContain('<td class="status" data-label="Status">in_grace</td>');
+      expect(res.body).toContain('<td class="grace-until" data-label="Grace until">2026-04-07 00:00:00</td>');
+      expect(res.body).toContain('<td class="billing-issue" data-label="Billing issue">Yes</td>');
+      expect(res.body).toContain('<td class="source" data-label="Billed through">Card</td>');
+      expect((await staff.get('/admin/members/999999')).statusCode).toBe(404);
+      const healthy = await member('wallet_provider', f.plans.gold);
+      const ok = await staff.get(`/admin/members/${healthy.userId}`);
+      expect(ok.body).not.toContain('id="billing-issue"');
+      expect(ok.body).toContain('<td class="billing-issue" data-label="Billing issue">No</td>');
+      expect((await m.web.get(`/admin/members/${m.userId}`)).statusCode).toBe(403);
+    });
+  });
 });

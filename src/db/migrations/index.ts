@@ -22,6 +22,7 @@ import * as rowChangeNotify from './0028_row_change_notify.js';
 import * as vaultDestroyRetiredWraps from './0029_vault_destroy_retired_wraps.js';
 import * as uploadSealing from './0033_upload_sealing.js';
 import * as billingFlows from './0034_billing_flows.js';
+import * as billingIssueStates from './0035_billing_issue_states.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0029_vault_destroy_retired_wraps': vaultDestroyRetiredWraps,
   '0033_upload_sealing': uploadSealing,
   '0034_billing_flows': billingFlows,
+  '0035_billing_issue_states': billingIssueStates,
 };

@@ -3,6 +3,7 @@ import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Settings } from '../../settings/store.js';
 import { TierInputError } from '../../tiers/errors.js';
+import { recordSubscriptionStatusChange } from '../../tiers/change-tracking.js';
 import { TierMembershipService } from '../../tiers/membership.js';
 import { planBilling, subscriptionRef, type WebBilledSource } from './billing.js';
 import { switchPlan } from './change-tier.js';
@@ -18,6 +19,8 @@ export interface PeriodEndResult {
   downgrades_dropped: number;
   /** Provider calls that failed after the local change (wallet cancellations at the period end). */
   provider_errors: number;
+  /** Subscriptions whose grace period ended while the payment was still failing: on hold, tier removed. */
+  grace_ended: number;
 }
 
 /** Items handled per run; the next run takes the rest. */
@@ -25,12 +28,12 @@ const BATCH = 200;
 const orderItemRef = (id: number) => ({ type: 'order_item', id });
 
 /**
- * Applies what falls due at the end of paid periods, each item in its own transaction under a row lock
+ * Applies what falls due at the end of paid periods and grace periods, each item in its own transaction under a row lock
  * with its condition checked again, so that every change happens exactly once however many runs (or
  * nodes, or concurrent member requests) reach it, and never before its time.
  */
 export async function processPeriodEnds(db: Kysely<DB>, clock: Clock, settings: Settings): Promise<PeriodEndResult> {
-  const result: PeriodEndResult = { expired: 0, downgraded: 0, downgrades_dropped: 0, provider_errors: 0 };
+  const result: PeriodEndResult = { expired: 0, downgraded: 0, downgrades_dropped: 0, provider_errors: 0, grace_ended: 0 };
   const now = clock.now();
   const ldb = lifecycleDb(db);
 
@@ -54,6 +57,18 @@ export async function processPeriodEnds(db: Kysely<DB>, clock: Clock, settings: 
         result.provider_errors++;
       }
     }
+  }
+
+  const dueGrace = await ldb
+    .selectFrom('odi_order_items')
+    .select('odi_order_item_id')
+    .where('odi_subscription_status', '=', 'in_grace')
+    .where('odi_subscription_grace_until', '<=', now)
+    .orderBy('odi_subscription_grace_until')
+    .limit(BATCH)
+    .execute();
+  for (const { odi_order_item_id: id } of dueGrace) {
+    if (await db.transaction().execute((trx) => endGrace(trx, clock, Number(id)))) result.grace_ended++;
   }
 
   const dueDowngrades = await ldb
@@ -109,6 +124,45 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
 }
 
 /**
+ * A grace period over while the renewal payment still fails (DESIGN 14): the subscription goes on hold
+ * and the tier it held is removed through the one removal path. A recovery (a renewal, or the
+ * provider's word) before this moment took it out of grace, so the condition is checked again under the lock.
+ */
+async function endGrace(trx: Kysely<DB>, clock: Clock, id: number): Promise<boolean> {
+  const now = clock.now();
+  const item = await lifecycleDb(trx)
+    .selectFrom('odi_order_items')
+    .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'odi_subscription_grace_until', 'pro_sbt_subscription_tier_id'])
+    .where('odi_order_item_id', '=', id)
+    .where('odi_subscription_status', '=', 'in_grace')
+    .where('odi_subscription_grace_until', '<=', now)
+    .forUpdate('odi_order_items')
+    .executeTakeFirst();
+  if (!item) return false;
+  await lifecycleDb(trx)
+    .updateTable('odi_order_items')
+    .set({ odi_subscription_status: 'on_hold', odi_subscription_grace_until: null, odi_update_time: now })
+    .where('odi_order_item_id', '=', id)
+    .execute();
+  const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
+  await recordSubscriptionStatusChange(trx, {
+    orderItemId: id,
+    userId,
+    oldStatus: 'in_grace',
+    newStatus: 'on_hold',
+    reason: 'on_hold',
+    at: now,
+    metadata: { source: item.odi_payment_source, event: 'grace_expired', grace_until: item.odi_subscription_grace_until?.toISOString() ?? null },
+  });
+  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null;
+  if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
+    await new TierMembershipService(trx, clock).removeFromAllTiers(userId, 'on_hold', orderItemRef(id), item.odi_payment_source ? { source: item.odi_payment_source } : {});
+  }
+  return true;
+}
+
+/**
  * Whether another of the user's subscriptions still pays for a tier (bought again before this one ran
  * out, say): then this expiry must not take the tier away.
  */
@@ -126,7 +180,7 @@ async function holdsAnotherTierSubscription(trx: Kysely<DB>, userId: number, exc
     .where('pro_sbt_subscription_tier_id', 'is not', null)
     .where((eb) =>
       eb.or([
-        eb('odi_subscription_status', '=', 'active'),
+        eb('odi_subscription_status', 'in', ['active', 'in_grace']),
         eb.and([eb('odi_subscription_status', '=', 'cancelled'), eb('odi_subscription_period_end', '>', now)]),
       ]),
     )

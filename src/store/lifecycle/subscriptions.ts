@@ -26,10 +26,19 @@ export interface Subscription {
   sourceConflict: boolean;
   /** A purchase whose grant the upgrade-only rule skipped: it holds no tier, so its end removes none. */
   tierSkipped: boolean;
+  /** in_grace: access is kept until then (DESIGN 14). */
+  graceUntil: Date | null;
+  /** paused: when the provider says it resumes. */
+  resumeTime: Date | null;
 }
 
-/** The statuses the member sees: a subscription that still gives access. */
+/** The statuses the member's lifecycle controls act on: a subscription that still gives access. */
 export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['active', 'cancelled'];
+/**
+ * The statuses the member sees in the summary: live ones, and those with a billing issue or a pause that
+ * the provider can still recover (DESIGN 14), so the member learns what is wrong and what to do.
+ */
+export const SHOWN_STATUSES: readonly SubscriptionStatus[] = ['active', 'cancelled', 'in_grace', 'on_hold', 'paused'];
 
 function baseQuery(db: Kysely<DB>) {
   return lifecycleDb(db)
@@ -51,6 +60,8 @@ function baseQuery(db: Kysely<DB>) {
       'odi_scheduled_change_time',
       'odi_source_conflict_time',
       'odi_tier_skipped_time',
+      'odi_subscription_grace_until',
+      'odi_subscription_resume_time',
       'odi_create_time',
       'pro_name',
       'pro_subscription_period',
@@ -88,14 +99,16 @@ function toSubscription(r: Row): Subscription {
     scheduledChangeTime: r.odi_scheduled_change_time,
     sourceConflict: r.odi_source_conflict_time !== null,
     tierSkipped: r.odi_tier_skipped_time !== null,
+    graceUntil: r.odi_subscription_grace_until,
+    resumeTime: r.odi_subscription_resume_time,
   };
 }
 
-/** The user's active and cancelled subscriptions, newest first. */
+/** The user's active and cancelled subscriptions, and those in a billing issue or paused, newest first. */
 export async function liveSubscriptions(db: Kysely<DB>, userId: number): Promise<Subscription[]> {
   const rows = await baseQuery(db)
     .where('odi_usr_user_id', '=', userId)
-    .where('odi_subscription_status', 'in', LIVE_STATUSES)
+    .where('odi_subscription_status', 'in', SHOWN_STATUSES)
     .orderBy('odi_order_item_id', 'desc')
     .execute();
   return rows.map(toSubscription);

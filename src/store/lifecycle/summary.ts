@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../../db/types.js';
+import type { DB, SubscriptionStatus } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { fetchUserTier } from '../../tiers/features.js';
@@ -23,12 +23,20 @@ export interface SubscriptionEntry {
   /** Minor units (cents). */
   price: number | null;
   period: string | null;
-  status: 'active' | 'cancelled';
+  /** active, cancelled, or (DESIGN 14) in_grace, on_hold, paused. */
+  status: Extract<SubscriptionStatus, 'active' | 'cancelled' | 'in_grace' | 'on_hold' | 'paused'>;
   /** Renewal date while active, end date once cancelled (contract timestamp format). */
   renewal_or_end_date: string | null;
   can_cancel: boolean;
   scheduled_change: ScheduledChange | null;
+  /** in_grace: access is kept until then, while the provider retries the payment (contract timestamp format). */
+  grace_until: string | null;
+  /** A renewal payment failed (in_grace or on_hold): the member should update the payment method at the provider. */
+  billing_issue: boolean;
 }
+
+const SHOWN = ['active', 'cancelled', 'in_grace', 'on_hold', 'paused'] as const;
+const shownStatus = (s: SubscriptionStatus | null): SubscriptionEntry['status'] => (SHOWN as readonly string[]).includes(s ?? '') ? (s as SubscriptionEntry['status']) : 'active';
 
 export interface SubscriptionSummary {
   subscriptions: SubscriptionEntry[];
@@ -73,10 +81,12 @@ export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, us
       name: sub.productName,
       price: sub.price,
       period: sub.period,
-      status: sub.status === 'cancelled' ? 'cancelled' : 'active',
+      status: shownStatus(sub.status),
       renewal_or_end_date: sub.periodEnd ? formatTimestamp(sub.periodEnd) : null,
       can_cancel: canCancel(sub, settings),
       scheduled_change: sub.status === 'active' ? await scheduledChange(db, sub) : null,
+      grace_until: sub.status === 'in_grace' && sub.graceUntil ? formatTimestamp(sub.graceUntil) : null,
+      billing_issue: sub.status === 'in_grace' || sub.status === 'on_hold',
     });
   }
   const tier = await fetchUserTier(db, userId);

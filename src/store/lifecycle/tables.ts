@@ -37,6 +37,8 @@ interface LifecycleOrderItems {
   odi_scheduled_change_time: OptTime;
   odi_source_conflict_time: OptTime;
   odi_tier_skipped_time: OptTime;
+  odi_subscription_grace_until: OptTime;
+  odi_subscription_resume_time: OptTime;
   odi_refund_amount: Opt<number>;
   odi_refund_note: Opt<string>;
   odi_refund_time: OptTime;

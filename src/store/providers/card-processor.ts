@@ -80,6 +80,11 @@ export interface CardProcessorClient {
    * among invoice payments); null when the payment paid no subscription's invoice.
    */
   subscriptionOfPayment(p: { invoiceId: string | null; paymentIntentId: string | null }): Promise<{ subscriptionId: string; invoiceId: string } | null>;
+  /**
+   * A customer billing portal session for the customer the subscription bills (where a member updates
+   * the card a failed renewal was charged to); its URL, which returns to `returnUrl`.
+   */
+  billingPortalUrl(subscriptionId: string, returnUrl: string): Promise<string>;
 }
 
 function stripeConfig(base: string): Stripe.StripeConfig {
@@ -208,6 +213,14 @@ export class StripeCardProcessorClient implements CardProcessorClient {
     const legacy = (invoice as unknown as { subscription?: string | { id: string } | null }).subscription;
     const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy);
     return subscriptionId ? { subscriptionId, invoiceId } : null;
+  }
+
+  async billingPortalUrl(subscriptionId: string, returnUrl: string): Promise<string> {
+    const sub = await this.stripe.subscriptions.retrieve(subscriptionId);
+    const customer = idOf(sub.customer as string | { id: string } | null);
+    if (!customer) throw new Error(`Subscription ${subscriptionId} names no customer`);
+    const session = await this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
+    return session.url;
   }
 
   async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {

@@ -14,13 +14,19 @@ export function androidEventKind(type: number): AndroidKind | null {
   switch (type) {
     case 4: // SUBSCRIPTION_PURCHASED
       return 'purchase';
-    case 1: // SUBSCRIPTION_RECOVERED
-    case 2: // SUBSCRIPTION_RENEWED
+    case 1: // SUBSCRIPTION_RECOVERED: a renewal after account hold, which recovers the subscription
+    case 2: // SUBSCRIPTION_RENEWED (during grace too: a renewal ends a billing issue)
       return 'renewal';
     case 3: // SUBSCRIPTION_CANCELED: access continues until expiry
       return 'cancellation_scheduled';
-    case 7: // SUBSCRIPTION_RESTARTED
-      return 'cancellation_undone';
+    case 5: // SUBSCRIPTION_ON_HOLD
+      return 'on_hold';
+    case 6: // SUBSCRIPTION_IN_GRACE_PERIOD
+      return 'in_grace';
+    case 7: // SUBSCRIPTION_RESTARTED: active again (a cancellation undone, or back from a billing issue)
+      return 'recovery';
+    case 10: // SUBSCRIPTION_PAUSED
+      return 'paused';
     case 12: // SUBSCRIPTION_REVOKED
       return 'refund';
     case 13: // SUBSCRIPTION_EXPIRED
@@ -42,6 +48,10 @@ const STATES_FOR: Record<AndroidKind, string[]> = {
   cancellation: ['SUBSCRIPTION_STATE_EXPIRED'],
   expiry: ['SUBSCRIPTION_STATE_EXPIRED'],
   refund: ['SUBSCRIPTION_STATE_EXPIRED', 'SUBSCRIPTION_STATE_CANCELED'],
+  in_grace: ['SUBSCRIPTION_STATE_IN_GRACE_PERIOD'],
+  on_hold: ['SUBSCRIPTION_STATE_ON_HOLD'],
+  paused: ['SUBSCRIPTION_STATE_PAUSED'],
+  recovery: ['SUBSCRIPTION_STATE_ACTIVE'],
 };
 
 /**
@@ -71,7 +81,8 @@ const dateOf = (v: unknown): Date | null => (typeof v === 'string' && !Number.is
 /**
  * The event's time as the Play API states it (the push body's eventTimeMillis is not signed and is never
  * used): a purchase's startTime; an expiry's or revocation's expiryTime; a user's cancellation's
- * cancelTime; a renewal's new period began when the period recorded from an earlier read ended. The
+ * cancelTime; a renewal's new period began when the period recorded from an earlier read ended, and a
+ * grace period or a hold began when the renewal failed, at that same recorded end. The
  * Play API states no time for a restart or a system cancellation: their receipt time is the fallback.
  */
 async function playEventTime(ctx: StoreContext, kind: AndroidKind, token: string, state: Obj, expiry: Date | null): Promise<Date | null> {
@@ -84,6 +95,12 @@ async function playEventTime(ctx: StoreContext, kind: AndroidKind, token: string
       return expiry;
     case 'cancellation_scheduled':
       return dateOf(state.canceledStateContext?.userInitiatedCancellation?.cancelTime);
+    case 'in_grace':
+    case 'on_hold': {
+      // The renewal that failed was due when the recorded period ended.
+      const item = await findItemByReference(ctx.db, 'android_store', token, { lock: false });
+      return item?.odi_subscription_period_end ?? null;
+    }
     case 'renewal': {
       const item = await findItemByReference(ctx.db, 'android_store', token, { lock: false });
       const previousEnd = item?.odi_subscription_period_end ?? null;
@@ -135,7 +152,10 @@ async function normaliseAndroid(n: Obj, ctx: StoreContext, receivedAt: Date): Pr
       ...(stated ? {} : { receiptTime: true }),
       user: voided ? {} : { accountToken: state.externalAccountIdentifiers?.obfuscatedExternalAccountId ?? null },
       product: voided ? {} : { providerProductId: typeof line.productId === 'string' ? line.productId : (s.subscriptionId ?? null) },
-      periodEnd: voided ? null : expiry,
+      // In grace the line item's expiry is the grace period's end; a failure leaves the recorded period as it was.
+      periodEnd: voided || kind === 'in_grace' || kind === 'on_hold' || kind === 'paused' ? null : expiry,
+      ...(kind === 'in_grace' ? { graceUntil: expiry } : {}),
+      ...(kind === 'paused' ? { resumeTime: dateOf(state.pausedStateContext?.autoResumeTime) } : {}),
     },
   ];
 }

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { authError } from '../../http/errors.js';
-import { header, intOrNull, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
+import { graceAfter, header, intOrNull, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
 import { findItemByPayment } from '../orders.js';
 
 /** Seconds a Stripe-Signature timestamp may be old (the provider's own default). */
@@ -42,6 +42,32 @@ function refundedWhole(charge: Obj): boolean | null {
 }
 
 /**
+ * A subscription's billing state as customer.subscription.updated reports it (DESIGN 14), when its status
+ * or its pause_collection changed: past_due is in grace (from this event, unless a failed invoice already
+ * started it), unpaid on hold, pause_collection set paused until its resumes_at; back to active, or the
+ * pause lifted, a recovery.
+ */
+function cardBillingChange(o: Obj, previous: Obj, eventTime: Date, graceDays: number): Pick<StoreEvent, 'kind' | 'graceUntil' | 'resumeTime'> | null {
+  if ('pause_collection' in previous) {
+    if (o.pause_collection) return { kind: 'paused', resumeTime: seconds(o.pause_collection.resumes_at) };
+    if (previous.pause_collection) return { kind: 'recovery' };
+  }
+  if (!('status' in previous) || previous.status === o.status) return null;
+  switch (o.status) {
+    case 'past_due':
+      return { kind: 'in_grace', graceUntil: graceAfter(eventTime, graceDays) };
+    case 'unpaid':
+      return { kind: 'on_hold' };
+    case 'paused':
+      return { kind: 'paused', resumeTime: null };
+    case 'active':
+      return ['past_due', 'unpaid', 'paused'].includes(String(previous.status)) ? { kind: 'recovery' } : null;
+    default:
+      return null;
+  }
+}
+
+/**
  * Card-processor events (DESIGN 7): checkout.session.completed is a purchase, or, while a delayed payment
  * (a bank debit) is still on its way (payment_status unpaid), a pending payment that grants nothing until
  * checkout.session.async_payment_succeeded (the purchase) or _failed (the order is cancelled);
@@ -50,9 +76,11 @@ function refundedWhole(charge: Obj): boolean | null {
  * customer.subscription.deleted is an expiry; charge.refunded a refund, named by every reference the
  * charge gives (metadata.subscription_id, invoice, payment intent, metadata.order_id). Objects carry
  * metadata.user_id and metadata.product_id (our checkout sets them) and metadata.order_id for an order
- * our checkout created.
+ * our checkout created. Billing issues (DESIGN 14): invoice.payment_failed on a renewal puts the
+ * subscription in grace for card_processor_grace_days after the failed invoice; the subscription's own
+ * status changes are read by cardBillingChange; invoice.paid after a failure is a renewal, which recovers.
  */
-export function normaliseCardEvent(event: Obj): StoreEvent[] {
+export function normaliseCardEvent(event: Obj, graceDays = 7): StoreEvent[] {
   const o = (event.data?.object ?? {}) as Obj;
   const eventTime = new Date(Number(event.created) * 1000);
   const base = { source: 'card_processor' as const, eventTime };
@@ -86,19 +114,43 @@ export function normaliseCardEvent(event: Obj): StoreEvent[] {
         },
       ];
     }
-    case 'customer.subscription.updated': {
-      const previous = (event.data?.previous_attributes ?? {}) as Obj;
-      if (o.cancel_at_period_end !== true && previous.cancel_at_period_end !== true) return [];
+    case 'invoice.payment_failed': {
+      // A renewal's payment failed: the processor retries (Smart Retries), access is kept for the grace period.
+      if (o.billing_reason !== 'subscription_cycle') return [];
+      const details = (o.parent?.subscription_details ?? o.subscription_details ?? {}) as Obj;
+      const lmd = { ...(o.lines?.data?.[0]?.metadata ?? {}), ...(details.metadata ?? {}) } as Obj;
       return [
         {
           ...base,
-          kind: o.cancel_at_period_end === true ? 'cancellation_scheduled' : 'cancellation_undone',
-          reference: str(o.id),
-          user: { userId: intOrNull(md.user_id) },
-          product: { productId: intOrNull(md.product_id) },
-          periodEnd: periodEndOf(o),
+          kind: 'in_grace',
+          reference: str(o.subscription) ?? str(details.subscription),
+          user: { userId: intOrNull(lmd.user_id) },
+          product: { productId: intOrNull(lmd.product_id) },
+          periodEnd: null,
+          // Grace counts from the failed invoice (every retry of it names the same one).
+          graceUntil: graceAfter(seconds(o.created) ?? eventTime, graceDays),
+          payment: { invoiceId: str(o.id) },
         },
       ];
+    }
+    case 'customer.subscription.updated': {
+      const previous = (event.data?.previous_attributes ?? {}) as Obj;
+      const subscription = (kind: StoreEvent['kind'], extra: Partial<StoreEvent> = {}): StoreEvent => ({
+        ...base,
+        kind,
+        reference: str(o.id),
+        user: { userId: intOrNull(md.user_id) },
+        product: { productId: intOrNull(md.product_id) },
+        periodEnd: periodEndOf(o),
+        ...extra,
+      });
+      const events: StoreEvent[] = [];
+      if (o.cancel_at_period_end === true || previous.cancel_at_period_end === true) {
+        events.push(subscription(o.cancel_at_period_end === true ? 'cancellation_scheduled' : 'cancellation_undone'));
+      }
+      const billing = cardBillingChange(o, previous, eventTime, graceDays);
+      if (billing) events.push(subscription(billing.kind, { ...billing, periodEnd: billing.kind === 'recovery' ? periodEndOf(o) : null }));
+      return events;
     }
     case 'customer.subscription.deleted':
       return [{ ...base, kind: 'expiry', reference: str(o.id), user: { userId: intOrNull(md.user_id) }, product: { productId: intOrNull(md.product_id) }, periodEnd: periodEndOf(o) }];
@@ -153,7 +205,7 @@ function cardDelivery(raw: Obj): VerifiedDelivery {
     eventTime: new Date(Number(raw.created) * 1000),
     payload: raw,
     acts: normaliseCardEvent(raw).length > 0,
-    normalise: (c) => askCardProcessor(normaliseCardEvent(raw), c),
+    normalise: (c) => askCardProcessor(normaliseCardEvent(raw, c.settings.int('card_processor_grace_days')), c),
   };
 }
 

@@ -40,17 +40,22 @@ export function iosEventKind(type: string | undefined, subtype: string | undefin
     case 'SUBSCRIBED':
       return 'purchase';
     case 'DID_RENEW':
+      // Subtype BILLING_RECOVERY (a renewal after failures) too: a renewal ends a billing issue.
       return 'renewal';
     case 'DID_CHANGE_RENEWAL_PREF':
       // UPGRADE takes effect at once (a new period of the higher product); DOWNGRADE (and no subtype: a
       // downgrade undone) changes only the product that renews.
       return subtype === 'UPGRADE' ? 'product_change' : 'product_change_scheduled';
+    case 'DID_FAIL_TO_RENEW':
+      // In the Billing Grace Period the member keeps access; without it the App Store holds the account.
+      return subtype === 'GRACE_PERIOD' ? 'in_grace' : 'on_hold';
     case 'DID_CHANGE_RENEWAL_STATUS':
       return subtype === 'AUTO_RENEW_DISABLED' ? 'cancellation_scheduled' : subtype === 'AUTO_RENEW_ENABLED' ? 'cancellation_undone' : null;
     case 'EXPIRED':
       return subtype === 'VOLUNTARY' ? 'cancellation' : 'expiry';
     case 'GRACE_PERIOD_EXPIRED':
-      return 'expiry';
+      // The App Store keeps retrying (billing retry) after the grace period: a hold, not an end (DESIGN 14).
+      return 'on_hold';
     case 'REFUND':
     case 'REVOKE':
       return 'refund';
@@ -81,6 +86,8 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
       },
     ];
   }
+  // A failure reports the period that was not renewed: the recorded period stays.
+  const billingIssue = kind === 'in_grace' || kind === 'on_hold';
   return [
     {
       kind,
@@ -88,7 +95,8 @@ function normaliseIos(n: ResponseBodyV2DecodedPayload, tx: JWSTransactionDecoded
       reference: tx.originalTransactionId,
       user: { accountToken: tx.appAccountToken ?? null },
       product: { providerProductId: tx.productId ?? null },
-      periodEnd: typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+      periodEnd: !billingIssue && typeof tx.expiresDate === 'number' ? new Date(tx.expiresDate) : null,
+      ...(kind === 'in_grace' ? { graceUntil: typeof renewal?.gracePeriodExpiresDate === 'number' ? new Date(renewal.gracePeriodExpiresDate) : null } : {}),
       ...iosEventTime(n, receivedAt),
       // App Store prices are in milliunits of the currency.
       amount: typeof tx.price === 'number' ? Math.round(tx.price / 10) : null,

@@ -2,7 +2,7 @@ import { X509Certificate, verify as verifySignature } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { authError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { header, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
+import { graceAfter, header, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
 import { findItemById } from '../orders.js';
 import { paymentByReference } from '../payments.js';
 
@@ -76,7 +76,9 @@ const dateOrNull = (v: unknown): Date | null => (typeof v === 'string' && !Numbe
  */
 export function walletEventTime(event: Obj, receivedAt: Date): { eventTime: Date; receiptTime?: true } {
   const r = (event.resource ?? {}) as Obj;
-  const stated = dateOrNull(r.status_update_time) ?? dateOrNull(r.update_time) ?? dateOrNull(event.create_time) ?? dateOrNull(r.create_time);
+  // A failed payment leaves the subscription's status_update_time as it was: the event's own time says when it failed.
+  const failed = event.event_type === 'BILLING.SUBSCRIPTION.PAYMENT.FAILED' ? dateOrNull(event.create_time) : null;
+  const stated = failed ?? dateOrNull(r.status_update_time) ?? dateOrNull(r.update_time) ?? dateOrNull(event.create_time) ?? dateOrNull(r.create_time);
   return stated ? { eventTime: stated } : { eventTime: receivedAt, receiptTime: true };
 }
 
@@ -87,6 +89,7 @@ const WALLET_EVENT_TYPES = new Set([
   'BILLING.SUBSCRIPTION.RE-ACTIVATED',
   'BILLING.SUBSCRIPTION.CANCELLED',
   'BILLING.SUBSCRIPTION.EXPIRED',
+  'BILLING.SUBSCRIPTION.PAYMENT.FAILED',
   'PAYMENT.SALE.COMPLETED',
   'PAYMENT.SALE.REFUNDED',
   'PAYMENT.CAPTURE.REFUNDED',
@@ -148,9 +151,11 @@ async function resolveRefundedPayment(ctx: StoreContext, paymentId: string): Pro
 
 /**
  * Wallet-provider events (PayPal Subscriptions): BILLING.SUBSCRIPTION.ACTIVATED is a purchase;
- * PAYMENT.SALE.COMPLETED on a subscription a renewal (its period end read back from the provider);
- * BILLING.SUBSCRIPTION.SUSPENDED stops renewal (a scheduled cancellation) and .RE-ACTIVATED undoes it;
- * BILLING.SUBSCRIPTION.CANCELLED is a cancellation taking effect, .EXPIRED an expiry; PAYMENT.SALE.REFUNDED a
+ * PAYMENT.SALE.COMPLETED on a subscription a renewal (its period end read back from the provider), which
+ * also ends a billing issue; BILLING.SUBSCRIPTION.PAYMENT.FAILED puts it in grace for
+ * wallet_provider_grace_days (DESIGN 14), .SUSPENDED on hold (a subscription the member cancelled stays
+ * cancelled: our end-of-period cancel suspends it), .RE-ACTIVATED recovers it (or undoes a cancellation);
+ * BILLING.SUBSCRIPTION.CANCELLED a cancellation at the period end, .EXPIRED an expiry; PAYMENT.SALE.REFUNDED a
  * refund. custom_id carries the user's store account token; plan_id names the product (pro_wallet_plan_id).
  */
 export async function normaliseWalletEvent(event: Obj, ctx: StoreContext, receivedAt: Date): Promise<StoreEvent[]> {
@@ -167,13 +172,19 @@ export async function normaliseWalletEvent(event: Obj, ctx: StoreContext, receiv
   switch (event.event_type) {
     case 'BILLING.SUBSCRIPTION.ACTIVATED':
       return [subscription('purchase')];
+    case 'BILLING.SUBSCRIPTION.PAYMENT.FAILED': {
+      // Grace counts from the first failure: later retries keep it (the processor decides).
+      const failedAt = dateOrNull(r.billing_info?.last_failed_payment?.time) ?? base.eventTime;
+      return [{ ...subscription('in_grace'), periodEnd: null, graceUntil: graceAfter(failedAt, ctx.settings.int('wallet_provider_grace_days')) }];
+    }
     case 'BILLING.SUBSCRIPTION.SUSPENDED':
-      return [subscription('cancellation_scheduled')];
+      // The provider gave up retrying (or the member's own end-of-period cancel, which stays cancelled).
+      return [{ ...subscription('on_hold'), periodEnd: null }];
     case 'BILLING.SUBSCRIPTION.RE-ACTIVATED':
-      return [subscription('cancellation_undone')];
+      return [subscription('recovery')];
     case 'BILLING.SUBSCRIPTION.CANCELLED':
-      // The member cancelled at the provider (or we finished our own end-of-period cancel): the paid
-      // period is theirs; it ends at the period end (DESIGN 14, "Cancellations made at the provider").
+      // A cancel made at the provider ends the subscription at the paid period's end (DESIGN 14); our own
+      // immediate cancel has already ended it here, so its echo changes nothing.
       return [subscription('cancellation_scheduled')];
     case 'BILLING.SUBSCRIPTION.EXPIRED':
       return [subscription('expiry')];

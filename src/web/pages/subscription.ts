@@ -3,7 +3,9 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { formatByteSize } from '../../lib/byte-size.js';
 import { formatMoney } from '../../lib/money.js';
+import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
+import { subscriptionRef } from '../../store/lifecycle/billing.js';
 import { isStoreBilled, storeActive } from '../../store/lifecycle/refusals.js';
 import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary } from '../../store/lifecycle/summary.js';
 import { activeFeatureRegistry } from '../../tiers/index.js';
@@ -24,6 +26,44 @@ const STORE_MANAGEMENT = {
   ios_store: { url: 'https://apps.apple.com/account/subscriptions', label: 'Manage in the App Store' },
   android_store: { url: 'https://play.google.com/store/account/subscriptions', label: 'Manage in Google Play' },
 } as const;
+
+/**
+ * Where a member fixes a failed payment, per source (DESIGN 14): the card processor's billing portal
+ * (through our route, which opens a portal session for the subscription's customer), the wallet
+ * provider's automatic-payments page, each store's own subscription management page.
+ */
+const PAYMENT_FIX: Record<'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store', { url: (orderItemId: number) => string; label: string; where: string }> = {
+  card_processor: { url: (id) => `/profile/subscription/payment-method/${id}`, label: 'Update your card', where: 'in the card processor’s billing portal' },
+  wallet_provider: { url: () => 'https://www.paypal.com/myaccount/autopay/', label: 'Update your payment method in PayPal', where: 'in your PayPal account (Automatic payments)' },
+  ios_store: { url: () => STORE_MANAGEMENT.ios_store.url, label: 'Update your payment method in the App Store', where: 'in your App Store account' },
+  android_store: { url: () => STORE_MANAGEMENT.android_store.url, label: 'Update your payment method in Google Play', where: 'in your Google Play account' },
+};
+
+const STATUS_LABELS: Record<SubscriptionEntry['status'], string> = {
+  active: 'Active',
+  cancelled: 'Cancelled',
+  in_grace: 'Payment failed, retrying',
+  on_hold: 'On hold: payment failed',
+  paused: 'Paused',
+};
+
+/** What is wrong and what to do, for a subscription with a billing issue or a pause; nothing otherwise. */
+function billingNotice(entry: SubscriptionEntry, details: EntryDetails): SafeHtml {
+  const fix = details.source ? PAYMENT_FIX[details.source] : null;
+  const action = fix ? html` <a class="fix-payment" href="${fix.url(entry.order_item_id)}" rel="noopener">${fix.label}</a>` : html``;
+  const where = fix ? ` ${fix.where}` : '';
+  if (entry.status === 'in_grace') {
+    return html`<p class="notice warning billing-issue" role="alert"><strong>Your last payment did not go through.</strong> We will keep trying to charge it, and you keep your access until ${entry.grace_until ?? 'the retries end'}. To keep your subscription, update your payment method${where}.${action}</p>`;
+  }
+  if (entry.status === 'on_hold') {
+    return html`<p class="notice warning billing-issue" role="alert"><strong>Your access is on hold because your payment did not go through.</strong> Update your payment method${where}; your access comes back as soon as the payment succeeds.${action}</p>`;
+  }
+  if (entry.status === 'paused') {
+    const until = details.resumeTime ? ` until ${formatTimestamp(details.resumeTime)}` : '';
+    return html`<p class="notice paused" role="status"><strong>Your subscription is paused${until}.</strong> Your access returns when it resumes.</p>`;
+  }
+  return html``;
+}
 
 /** Results the page reports after a control succeeded (the script reloads with ?done=...). */
 const DONE_MESSAGES: Record<string, string> = {
@@ -83,14 +123,22 @@ async function liveTierId(db: Kysely<DB>, name: string): Promise<number | null> 
   return row ? Number(row.sbt_subscription_tier_id) : null;
 }
 
-async function entryCurrencies(db: Kysely<DB>, ids: number[]): Promise<Map<number, string>> {
+interface EntryDetails {
+  currency: string;
+  source: 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store' | null;
+  resumeTime: Date | null;
+}
+
+async function entryDetails(db: Kysely<DB>, ids: number[]): Promise<Map<number, EntryDetails>> {
   if (ids.length === 0) return new Map();
-  const rows = await (db as unknown as Kysely<any>)
+  const rows = await db
     .selectFrom('odi_order_items')
-    .select(['odi_order_item_id', 'odi_currency'])
+    .select(['odi_order_item_id', 'odi_currency', 'odi_payment_source', 'odi_subscription_resume_time'])
     .where('odi_order_item_id', 'in', ids)
     .execute();
-  return new Map(rows.map((r: any) => [Number(r.odi_order_item_id), r.odi_currency ?? 'usd']));
+  return new Map(
+    rows.map((r) => [Number(r.odi_order_item_id), { currency: r.odi_currency ?? 'usd', source: r.odi_payment_source, resumeTime: r.odi_subscription_resume_time }]),
+  );
 }
 
 function featureTable(summary: SubscriptionSummary): SafeHtml {
@@ -113,7 +161,8 @@ function control(label: string, action: string, body: Record<string, unknown>, c
   return html`<button type="button" class="${danger ? 'secondary danger' : 'primary'}" data-action="${action}" data-body="${JSON.stringify(body)}" data-confirm="${confirm}" data-done="${done}">${label}</button>`;
 }
 
-function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary['payment_source'], currency: string, services: Services, active: boolean, keepTierId: number | null): SafeHtml {
+function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary['payment_source'], details: EntryDetails, services: Services, active: boolean, keepTierId: number | null): SafeHtml {
+  const currency = details.currency;
   const settings = services.settings;
   const storeBilled = isStoreBilled(source === 'none' ? null : source);
   const cancelled = entry.status === 'cancelled';
@@ -134,15 +183,17 @@ function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary[
       controls.push(control('Reactivate subscription', 'orders_recurring_action', { order_item_id: entry.order_item_id, recurring_action: 'reactivate' }, `Reactivate ${entry.name}? It will renew again on its renewal date.`, 'reactivated'));
     }
   }
-  const dateLabel = cancelled ? 'Ends on' : 'Renews on';
+  const dateLabel = cancelled ? 'Ends on' : entry.status === 'on_hold' || entry.status === 'paused' ? 'Paid until' : 'Renews on';
   return html`<section class="subscription" data-order-item="${entry.order_item_id}" data-status="${entry.status}">
 <h3>${entry.name}</h3>
 <table class="billing"><tbody>
 <tr><th>Billed through</th><td class="source">${SOURCE_LABELS[source]}</td></tr>
 <tr><th>Price</th><td class="price">${formatMoney(entry.price, currency)}${perPeriod(entry.period)}</td></tr>
-<tr><th>Status</th><td class="status">${cancelled ? 'Cancelled' : 'Active'}</td></tr>
+<tr><th>Status</th><td class="status">${STATUS_LABELS[entry.status]}</td></tr>
 <tr><th>${dateLabel}</th><td class="date">${entry.renewal_or_end_date ?? '—'}</td></tr>
+${entry.grace_until ? html`<tr><th>Access kept until</th><td class="grace-until">${entry.grace_until}</td></tr>` : ''}
 </tbody></table>
+${billingNotice(entry, details)}
 ${entry.scheduled_change ? html`<p class="notice scheduled">Changes to ${entry.scheduled_change.tier_name ?? entry.scheduled_change.name} on ${entry.scheduled_change.effective_date ?? 'the end of the period'}.</p>` : ''}
 ${storeBilled ? html`<p class="help">This subscription is billed by ${SOURCE_LABELS[source]}; change or cancel it there.</p>` : ''}
 <div class="controls">${controls}</div>
@@ -185,7 +236,7 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const { db, settings } = services;
     const summary = await subscriptionSummary(db, settings, viewer.user.usr_user_id);
     const active = storeActive(settings);
-    const currencies = await entryCurrencies(db, summary.subscriptions.map((s) => s.order_item_id));
+    const details = await entryDetails(db, summary.subscriptions.map((s) => s.order_item_id));
     const storeBilled = isStoreBilled(summary.payment_source === 'none' ? null : summary.payment_source);
     const keepTierId = summary.current_tier ? await liveTierId(db, summary.current_tier.name) : null;
     const done = DONE_MESSAGES[String((request.query as Record<string, unknown>).done ?? '')];
@@ -194,7 +245,7 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
 <div class="card" id="billing"><h2>Billing</h2>
 ${summary.subscriptions.length === 0
   ? html`<p id="no-subscription">You have no subscription${summary.current_tier ? ' (your tier was assigned by the site)' : ''}.</p>`
-  : summary.subscriptions.map((s) => subscriptionCard(s, summary.payment_source, currencies.get(s.order_item_id) ?? 'usd', services, active, keepTierId))}
+  : summary.subscriptions.map((s) => subscriptionCard(s, summary.payment_source, details.get(s.order_item_id) ?? { currency: 'usd', source: null, resumeTime: null }, services, active, keepTierId))}
 ${active ? '' : html`<p class="help" id="store-inactive">Subscriptions are not sold here at the moment, so they cannot be changed.</p>`}
 </div>
 ${active && !storeBilled ? changeTierCard(summary, await tierOptions(db), services) : ''}
@@ -205,5 +256,39 @@ ${active && !storeBilled ? changeTierCard(summary, await tierOptions(db), servic
 <p id="result" class="error" role="alert"></p>
 <script src="/static/subscription.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Your subscription', body);
+  });
+
+  // The card processor's billing portal for one of the member's own card subscriptions: a portal session
+  // for the subscription's customer, which returns to this page.
+  web.get('/profile/subscription/payment-method/:id', async (request, reply) => {
+    const viewer = await guardPage(request, reply, services, 0);
+    if (!viewer) return reply;
+    const raw = String((request.params as Record<string, unknown>).id ?? '');
+    const id = /^\d{1,12}$/.test(raw) ? Number(raw) : null;
+    const item =
+      id === null
+        ? undefined
+        : await services.db
+            .selectFrom('odi_order_items')
+            .select('odi_order_item_id')
+            .where('odi_order_item_id', '=', id)
+            .where('odi_usr_user_id', '=', viewer.user.usr_user_id)
+            .where('odi_payment_source', '=', 'card_processor')
+            .executeTakeFirst();
+    const ref = item ? await subscriptionRef(services.db, id!) : null;
+    if (!ref) return sendViewerPage(reply, viewer, 'Not found', html`<div class="card"><p class="error">You have no card subscription here.</p></div>`, 404);
+    let url: string;
+    try {
+      url = await services.store.cardProcessor().billingPortalUrl(ref, `${request.protocol}://${request.host}/profile/subscription`);
+    } catch {
+      return sendViewerPage(
+        reply,
+        viewer,
+        'Billing portal unavailable',
+        html`<div class="card"><p class="error" id="portal-unavailable">The card processor’s billing portal cannot be opened right now. Please try again later.</p><p><a href="/profile/subscription">Back to your subscription</a></p></div>`,
+        502,
+      );
+    }
+    return reply.redirect(url, 303);
   });
 }

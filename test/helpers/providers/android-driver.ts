@@ -11,7 +11,13 @@ export const ANDROID_PUSH_EMAIL = 'pubsub-push@example-project.iam.gserviceaccou
 let n = 0;
 
 /** The Android store (Pub/Sub push + Play Developer API) in the shared webhook scenarios. */
-export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnType<typeof makeOidcKey>; push(t: TestApp, f: ProviderFact, type: number, o?: { token?: string }): Promise<Delivery> } {
+export function androidDriver(): SourceDriver & {
+  play: FakePlay;
+  key: ReturnType<typeof makeOidcKey>;
+  push(t: TestApp, f: ProviderFact, type: number, o?: { token?: string }): Promise<Delivery>;
+  /** Sets the Play API's state of the subscription (extra fields merged in), then pushes a notification of `type`. */
+  pushState(t: TestApp, f: ProviderFact, state: string, type: number, extra?: Record<string, unknown>): Promise<Delivery>;
+} {
   const play = new FakePlay();
   const key = makeOidcKey();
   const stranger = makeOidcKey('test-kid-1');
@@ -21,7 +27,7 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
    * a user's cancellation carries its cancelTime.
    */
   const startTimes = new Map<string, string>();
-  const setState = async (t: TestApp, f: ProviderFact, state: string, o: { starts?: boolean } = {}) => {
+  const setState = async (t: TestApp, f: ProviderFact, state: string, o: { starts?: boolean; extra?: Record<string, unknown> } = {}) => {
     if (o.starts || !startTimes.has(f.ref)) startTimes.set(f.ref, f.at.toISOString());
     const ended = state === 'SUBSCRIPTION_STATE_EXPIRED';
     play.subscriptions.set(f.ref, {
@@ -33,6 +39,7 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
       acknowledgementState: 'ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED',
       externalAccountIdentifiers: { obfuscatedExternalAccountId: await storeAccountToken(t.services.db, f.userId) },
       lineItems: [{ productId: f.providerProductId, expiryTime: (ended ? f.at : f.periodEnd).toISOString() }],
+      ...o.extra,
     });
   };
   const body = (f: ProviderFact, notification: Record<string, unknown>) =>
@@ -59,6 +66,10 @@ export function androidDriver(): SourceDriver & { play: FakePlay; key: ReturnTyp
     play,
     key,
     push,
+    async pushState(t, f, state, type, extra = {}) {
+      await setState(t, f, state, { extra });
+      return push(t, f, type);
+    },
     async setup(t) {
       await play.start();
       await t.services.settings.set('android_store_package_name', ANDROID_PACKAGE);

@@ -5,6 +5,7 @@ export interface FakeSubscription {
   id: string;
   object: 'subscription';
   status: string;
+  customer: string;
   cancel_at_period_end: boolean;
   current_period_start: number;
   current_period_end: number;
@@ -24,6 +25,8 @@ export class FakeStripe extends FakeServer {
   readonly sessions = new Map<string, Record<string, any>>();
   readonly subscriptions = new Map<string, FakeSubscription>();
   readonly refunds: Array<Record<string, unknown>> = [];
+  /** Customer billing portal sessions created (customer, return_url). */
+  readonly portalSessions: Array<{ id: string; customer: string; return_url: string; url: string }> = [];
   /** Invoice payments by invoice id (a subscription's invoices are paid by payment intents). */
   readonly invoicePayments = new Map<string, { id: string; object: 'invoice_payment'; invoice: string; status: string; payment: { type: 'payment_intent'; payment_intent: string } }>();
   /** The subscription each invoice bills. */
@@ -142,6 +145,13 @@ export class FakeStripe extends FakeServer {
         },
       };
     });
+    this.route('POST /v1/billing_portal/sessions', (req) => {
+      const b = req.body as Record<string, any>;
+      const id = `bps_test_${++this.n}`;
+      const session = { id, object: 'billing_portal.session', customer: String(b.customer), return_url: String(b.return_url), url: `${this.base}/portal/${id}`, livemode: false, created: this.now() };
+      this.portalSessions.push(session);
+      return { json: session };
+    });
     this.route('POST /v1/refunds', (req) => {
       const b = req.body as Record<string, any>;
       if (this.refuseRefunds) return { status: this.refuseRefunds.status, json: { error: { type: 'invalid_request_error', code: this.refuseRefunds.code, message: this.refuseRefunds.message } } };
@@ -166,6 +176,7 @@ export class FakeStripe extends FakeServer {
       id,
       object: 'subscription',
       status: 'active',
+      customer: `cus_${id}`,
       cancel_at_period_end: false,
       current_period_start: periodStart,
       current_period_end: periodEnd,

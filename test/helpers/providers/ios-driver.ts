@@ -11,6 +11,8 @@ export const IOS_BUNDLE_ID = 'com.example.gatehouse';
 export interface IosExtras {
   price?: number;
   autoRenewProductId?: string;
+  /** Further fields of the signed renewal info (e.g. gracePeriodExpiresDate, isInBillingRetryPeriod). */
+  renewal?: Record<string, unknown>;
 }
 
 export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestApp, f: ProviderFact, type: string, subtype?: string, chain?: AppleChain, extras?: IosExtras): Promise<Delivery> } {
@@ -36,7 +38,7 @@ export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestA
       currency: 'USD',
       quantity: 1,
     };
-    const renewal = { originalTransactionId: f.ref, autoRenewProductId: extras.autoRenewProductId ?? f.providerProductId, productId: f.providerProductId, autoRenewStatus: 1, environment: 'Sandbox', signedDate };
+    const renewal = { originalTransactionId: f.ref, autoRenewProductId: extras.autoRenewProductId ?? f.providerProductId, productId: f.providerProductId, autoRenewStatus: 1, environment: 'Sandbox', signedDate, ...extras.renewal };
     return {
       notificationType: type,
       ...(subtype ? { subtype } : {}),

@@ -90,7 +90,8 @@ export function walletDriver(): SourceDriver & { fake: FakePaypal; cert: TestCer
       return signed(t, event('PAYMENT.SALE.REFUNDED', f, { id: `REF-${++n}`, state: 'completed', billing_agreement_id: f.ref, amount: { total: '15.00', currency: 'USD' } }));
     },
     async cancelScheduled(t, f) {
-      return signed(t, event('BILLING.SUBSCRIPTION.SUSPENDED', f, await subscriptionResource(t, f, 'SUSPENDED')));
+      // The member cancels in their PayPal account: the subscription ends at the paid period's end (DESIGN 14).
+      return signed(t, event('BILLING.SUBSCRIPTION.CANCELLED', f, await subscriptionResource(t, f, 'CANCELLED')));
     },
     async cancelUndone(t, f) {
       return signed(t, event('BILLING.SUBSCRIPTION.RE-ACTIVATED', f, await subscriptionResource(t, f, 'ACTIVE')));
