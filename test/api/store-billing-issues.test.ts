@@ -242,7 +242,7 @@ describe('wallet provider', () => {
       },
     };
     const body = JSON.stringify({ id: uniqueRef('WH-'), event_version: '1.0', create_time: o.at.toISOString(), resource_type: 'subscription', resource_version: '2.0', event_type: type, summary: type, resource });
-    return send('wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now() }));
+    return send('wallet_provider', signWallet(body, { key: wallet.cert, time: t.clock.now(), certBase: wallet.fake.base }));
   }
   const saleCompleted = (f: ProviderFact, when: Date, periodEnd: Date) =>
     send('wallet_provider', wallet.renewal(t, { ...f, at: when, periodEnd }));
