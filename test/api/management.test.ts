@@ -528,7 +528,7 @@ describe('management endpoints', () => {
       ['a directory', 'site', 400, 'path must name a file, not a directory'],
       ['the directory itself', '.', 400, 'path must lie inside the backups directory'],
       ['empty', '', 400, 'path is required: a file name from backups/list'],
-      ['NUL byte', 'gatehouse-20260301-100000.pglite.tar.gz%00.txt', 400, 'path must not contain a NUL byte'],
+      ['NUL byte', 'gatehouse-20260301-100000.pglite.tar.gz%00.txt', 400, 'Input validation failed: path must not contain a NUL character (\\u0000)'],
       ['repeated', 'a&path=b', 400, 'path is required: a file name from backups/list'],
       ['double-encoded dots stay a literal, missing name', '%252e%252e%252fx', 404, 'No such backup file'],
       ['missing file', 'nope.tar.gz', 404, 'No such backup file'],

@@ -41,8 +41,8 @@ describe.skipIf(onPostgres)('read caches of a server process after CLI writes th
   async function call(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any }> {
     const res = await fetch(`${server.url}/api/v1/${url}`, {
       method,
-      headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
+      headers: { ...headers, ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(body ? { body: new URLSearchParams(body as Record<string, string>).toString() } : {}),
     });
     return { status: res.status, json: await res.json() };
   }
