@@ -438,8 +438,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<user_id or email>": "viewer"|"editor"}; anyone left out is revoked
-         * @description Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<user_id or email>": "viewer"|"editor"}; anyone left out is revoked
+         * Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<email>": "viewer"|"editor"} (a user id only for someone already shared with); anyone left out is revoked
+         * @description Set who a Drive file (file_id) or folder (folder_id) of yours is shared with: grants {"<email>": "viewer"|"editor"} (a user id only for someone already shared with); anyone left out is revoked
          *
          *     Exists only while setting `drive_active` is on (otherwise 403 ActionError, before authentication).
          *
@@ -1076,8 +1076,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke one of your passkeys
-         * @description Revoke one of your passkeys
+         * Revoke one of your passkeys; needs a recent step-up
+         * @description Revoke one of your passkeys; needs a recent step-up
          *
          *     Changes state; send an Idempotency-Key to retry safely.
          */
@@ -1288,6 +1288,28 @@ export interface paths {
          *     Changes state; send an Idempotency-Key to retry safely.
          */
         post: operations["action_store_account_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/action/store_resync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resync a member's billing: read their subscriptions from the providers and repair what differs (staff, website session)
+         * @description Resync a member's billing: read their subscriptions from the providers and repair what differs (staff, website session)
+         *
+         *     Changes state; send an Idempotency-Key to retry safely.
+         */
+        post: operations["action_store_resync"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1723,8 +1745,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A managed node's agent joins with its Ed25519 public key (unsigned)
-         * @description A new key gets a pending node; the same key joining again gets the same node. A superadmin approves it (`npx gatehouse node approve ID`) after comparing the fingerprint with the one the agent shows. Metered by the api_agent bucket.
+         * A managed node's agent joins with its Ed25519 public key, signed by that key
+         * @description Signed by the key being joined (proof of possession), as the other calls are, with node id 0. A new key gets a pending node; the same key joining again (in any base64 spelling: the key is stored canonically) gets the same node. A superadmin approves it (`npx gatehouse node approve ID`) after comparing the fingerprint with the one the agent shows. Signed: the Ed25519 signature over seven lines joined by \n: 'gatehouse-agent-v1', the method, the endpoint's fixed path (e.g. /api/v1/agent/claim), the node id, the timestamp, the nonce, and the hex SHA-256 of the body bytes. Metered by the api_agent bucket (per IP per hour, setting api_agent_rate_limit_requests); a successful claim is not counted.
          */
         post: operations["agentJoin"];
         delete?: never;
@@ -3287,6 +3309,26 @@ export interface paths {
          * @description Machine key whose owner has usr_permission 10 or more; session keys and browser sessions get 403.
          */
         get: operations["management_store_conflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/management/store/drift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The last drift report of the scheduled reconciliation (task store_reconcile, every store_reconcile_hours): subscriptions checked with their provider, where ours differed and what was done, and providers that could not be read; repair with `gatehouse store reconcile`
+         * @description Machine key whose owner has usr_permission 10 or more; session keys and browser sessions get 403.
+         */
+        get: operations["management_store_drift"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5082,9 +5124,11 @@ export interface components {
             odi_stripe_subscription_id: string | null;
             odi_subscription_cancel_at_period_end: boolean | null;
             odi_subscription_cancelled_time: string | null;
+            odi_subscription_grace_until: string | null;
             odi_subscription_period_end: string | null;
             odi_subscription_period_start: string | null;
             odi_subscription_reference: string | null;
+            odi_subscription_resume_time: string | null;
             odi_subscription_status: string | null;
             odi_update_time: string | null;
             odi_usr_user_id: number | null;
@@ -5395,6 +5439,11 @@ export interface components {
             [key: string]: unknown;
         };
         store_account_token_input: {
+            [key: string]: unknown;
+        };
+        store_resync_input: {
+            user_id: number;
+        } & {
             [key: string]: unknown;
         };
         subscription_summary_input: {
@@ -8676,6 +8725,53 @@ export interface operations {
             500: components["responses"]["Error500TransactionError"];
         };
     };
+    action_store_resync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+                /** @description retry-safe execution: the stored answer is replayed for 24 hours */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["store_resync_input"];
+                "application/x-www-form-urlencoded": components["schemas"]["store_resync_input"];
+            };
+        };
+        responses: {
+            /** @description The action succeeded; data keys are defined per action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        } | unknown[];
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationErrorTransactionError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404ActionError"];
+            409: components["responses"]["Error409ActionError"];
+            413: components["responses"]["Error413TransactionError"];
+            415: components["responses"]["Error415TransactionError"];
+            422: components["responses"]["Error422ActionErrorValidationError"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
     action_subscription_summary: {
         parameters: {
             query?: never;
@@ -9618,11 +9714,19 @@ export interface operations {
     agentJoin: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description client identifier for the version handshake */
                 client_app?: components["parameters"]["ClientApp"];
                 /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
                 client_version?: components["parameters"]["ClientVersion"];
+                /** @description 0: a joining node has no id yet */
+                "X-Service-Agent-Node": "0";
+                /** @description unique per request; a nonce seen within the window is refused */
+                "X-Service-Agent-Nonce": string;
+                /** @description base64 Ed25519 signature of the canonical message */
+                "X-Service-Agent-Signature": string;
+                /** @description unix seconds; more than 300 s from the server's clock is refused */
+                "X-Service-Agent-Timestamp": string;
             };
             path?: never;
             cookie?: never;
@@ -9638,7 +9742,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A managed node's agent joins with its Ed25519 public key (unsigned) */
+            /** @description A managed node's agent joins with its Ed25519 public key, signed by that key */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9655,6 +9759,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400ValidationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
             422: components["responses"]["Error422ValidationError"];
             426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
             429: components["responses"]["Error429RateLimitError"];
@@ -13828,6 +13934,42 @@ export interface operations {
             500: components["responses"]["Error500TransactionError"];
         };
     };
+    management_store_drift: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description client identifier for the version handshake */
+                client_app?: components["parameters"]["ClientApp"];
+                /** @description client semver; below the minimum for client_app gives 426 UpgradeRequired */
+                client_version?: components["parameters"]["ClientVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The last drift report of the scheduled reconciliation (task store_reconcile, every store_reconcile_hours): subscriptions checked with their provider, where ours differed and what was done, and providers that could not be read; repair with `gatehouse store reconcile` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        };
+                    } & components["schemas"]["SuccessEnvelope"];
+                };
+            };
+            400: components["responses"]["Error400AuthenticationError"];
+            401: components["responses"]["Error401AuthenticationError"];
+            403: components["responses"]["Error403AuthenticationError"];
+            404: components["responses"]["Error404NotFound"];
+            426: components["responses"]["Error426SecurityErrorUpgradeRequired"];
+            429: components["responses"]["Error429RateLimitError"];
+            500: components["responses"]["Error500TransactionError"];
+        };
+    };
     management_store_unresolved: {
         parameters: {
             query?: never;
@@ -14211,7 +14353,7 @@ export interface operations {
                 page?: number;
                 sdirection?: "ASC" | "DESC";
                 /** @description a declared column, with or without the table prefix */
-                sort?: "odi_order_item_id" | "order_item_id" | "odi_ord_order_id" | "ord_order_id" | "odi_pro_product_id" | "pro_product_id" | "odi_prv_product_version_id" | "prv_product_version_id" | "odi_product_info" | "product_info" | "odi_price" | "price" | "odi_currency" | "currency" | "odi_status" | "status" | "odi_status_change_time" | "status_change_time" | "odi_usr_user_id" | "usr_user_id" | "odi_evr_event_registrant_id" | "evr_event_registrant_id" | "odi_comment" | "comment" | "odi_stripe_subscription_id" | "stripe_subscription_id" | "odi_is_subscription" | "is_subscription" | "odi_subscription_cancelled_time" | "subscription_cancelled_time" | "odi_refund_amount" | "refund_amount" | "odi_refund_note" | "refund_note" | "odi_refund_time" | "refund_time" | "odi_stripe_foreign_invoice_id" | "stripe_foreign_invoice_id" | "odi_subscription_status" | "subscription_status" | "odi_subscription_period_end" | "subscription_period_end" | "odi_subscription_cancel_at_period_end" | "subscription_cancel_at_period_end" | "odi_paypal_subscription_id" | "paypal_subscription_id" | "odi_payment_source" | "payment_source" | "odi_subscription_reference" | "subscription_reference" | "odi_last_event_time" | "last_event_time" | "odi_source_conflict_time" | "source_conflict_time" | "odi_subscription_period_start" | "subscription_period_start" | "odi_scheduled_pro_product_id" | "scheduled_pro_product_id" | "odi_scheduled_change_time" | "scheduled_change_time" | "odi_create_time" | "create_time" | "odi_update_time" | "update_time" | "odi_delete_time" | "delete_time";
+                sort?: "odi_order_item_id" | "order_item_id" | "odi_ord_order_id" | "ord_order_id" | "odi_pro_product_id" | "pro_product_id" | "odi_prv_product_version_id" | "prv_product_version_id" | "odi_product_info" | "product_info" | "odi_price" | "price" | "odi_currency" | "currency" | "odi_status" | "status" | "odi_status_change_time" | "status_change_time" | "odi_usr_user_id" | "usr_user_id" | "odi_evr_event_registrant_id" | "evr_event_registrant_id" | "odi_comment" | "comment" | "odi_stripe_subscription_id" | "stripe_subscription_id" | "odi_is_subscription" | "is_subscription" | "odi_subscription_cancelled_time" | "subscription_cancelled_time" | "odi_refund_amount" | "refund_amount" | "odi_refund_note" | "refund_note" | "odi_refund_time" | "refund_time" | "odi_stripe_foreign_invoice_id" | "stripe_foreign_invoice_id" | "odi_subscription_status" | "subscription_status" | "odi_subscription_period_end" | "subscription_period_end" | "odi_subscription_cancel_at_period_end" | "subscription_cancel_at_period_end" | "odi_paypal_subscription_id" | "paypal_subscription_id" | "odi_payment_source" | "payment_source" | "odi_subscription_reference" | "subscription_reference" | "odi_last_event_time" | "last_event_time" | "odi_source_conflict_time" | "source_conflict_time" | "odi_subscription_period_start" | "subscription_period_start" | "odi_scheduled_pro_product_id" | "scheduled_pro_product_id" | "odi_scheduled_change_time" | "scheduled_change_time" | "odi_subscription_grace_until" | "subscription_grace_until" | "odi_subscription_resume_time" | "subscription_resume_time" | "odi_create_time" | "create_time" | "odi_update_time" | "update_time" | "odi_delete_time" | "delete_time";
             };
             header?: {
                 /** @description client identifier for the version handshake */
