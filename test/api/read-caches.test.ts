@@ -105,7 +105,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
   const get = (url: string, headers = member.headers) => reader.request({ method: 'GET', url: `/api/v1/${url}`, headers });
 
   async function create(className: string, body: Record<string, unknown>): Promise<number> {
-    const form = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)])).toString();
+    const form = new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString();
     const res = await t.request({ method: 'POST', url: `/api/v1/${className}`, headers: { ...staff, 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
     expect(res.statusCode, res.body).toBe(200);
     return Number(Object.values(res.json.data)[0]);
