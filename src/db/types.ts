@@ -467,6 +467,7 @@ export interface FilesTable {
   fil_sealed_key: Opt<string>;
   /** A sealed file's name, AES-256-GCM under its content key (fil_name is then null). */
   fil_sealed_name: Opt<string>;
+  fil_sealed_mime: Opt<string>;
   fil_create_time: GeneratedTimestamp;
   fil_update_time: GeneratedTimestamp;
   fil_delete_time: OptTime;
@@ -489,11 +490,15 @@ export interface FoldersTable {
   fol_usr_user_id: number;
   /** Null: a top-level folder. */
   fol_fol_folder_id_parent: Opt<number>;
-  fol_name: string;
+  fol_name: Opt<string>;
   fol_is_trashed: Generated<boolean>;
   fol_trash_time: OptTime;
   /** Files in it (and in folders made inside it) are sealed under the owner's vault. */
   fol_is_sealed: Generated<boolean>;
+  /** A sealed folder's name key sealed to the owner's vault (fol_folders:{id}:key); null for a plain folder. */
+  fol_sealed_key: Opt<string>;
+  /** A sealed folder's name under that key (fol_folders:{id}:name); fol_name is null then. */
+  fol_sealed_name: Opt<string>;
   fol_create_time: GeneratedTimestamp;
   fol_update_time: GeneratedTimestamp;
   fol_delete_time: OptTime;
