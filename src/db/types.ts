@@ -562,6 +562,8 @@ export interface FileUploadsTable {
   /** Into a sealed folder: the name sealed to the owner's vault public key (fup_name is then null). */
   fup_sealed_name: Opt<string>;
   fup_mime_type: Opt<string>;
+  /** Into a sealed folder: the MIME type sealed to the vault public key until completion (fup_mime_type null). */
+  fup_sealed_mime: Opt<string>;
   fup_fol_folder_id: Opt<number>;
   /** Set when the upload is a new version of this file. */
   fup_fil_file_id: Opt<number>;

@@ -132,6 +132,17 @@ export function openUploadName(secretKey: Buffer, partName: string, sealed: stri
   return openSealedBox(secretKey, sealed, uploadNameAd(partName))?.toString('utf8') ?? null;
 }
 
+// Its MIME type likewise (issue 35).
+const uploadMimeAd = (partName: string) => `fup_file_uploads:${partName}:mime`;
+
+export function sealUploadMime(vault: Pick<Vault, 'publicKey'>, partName: string, mime: string): string {
+  return sealToPublicKey(vault.publicKey, Buffer.from(mime, 'utf8'), uploadMimeAd(partName));
+}
+
+export function openUploadMime(secretKey: Buffer, partName: string, sealed: string): string | null {
+  return openSealedBox(secretKey, sealed, uploadMimeAd(partName))?.toString('utf8') ?? null;
+}
+
 /** Hashes what passes (the stored bytes' SHA-256, the blob's content address). */
 class Hasher extends Transform {
   readonly hash = createHash('sha256');
@@ -225,24 +236,25 @@ export function installDriveResealer(): void {
     await resealFolders(db, userId, oldSecretKey, newPublicKey);
     const uploads = await db
       .selectFrom('fup_file_uploads')
-      .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name', 'fup_sealed_key'])
+      .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name', 'fup_sealed_mime', 'fup_sealed_key'])
       .where('fup_usr_user_id', '=', userId)
-      .where((eb) => eb.or([eb('fup_sealed_name', 'is not', null), eb('fup_sealed_key', 'is not', null)]))
+      .where((eb) => eb.or([eb('fup_sealed_name', 'is not', null), eb('fup_sealed_mime', 'is not', null), eb('fup_sealed_key', 'is not', null)]))
       .execute();
     for (const u of uploads) {
       const name = u.fup_sealed_name === null ? null : openUploadName(oldSecretKey, u.fup_part_name, u.fup_sealed_name);
+      const mime = u.fup_sealed_mime === null ? null : openUploadMime(oldSecretKey, u.fup_part_name, u.fup_sealed_mime);
       // The upload's own key, which opens the chunks it has received (sealed as they arrived).
       const key = u.fup_sealed_key === null ? null : resealUploadKey(oldSecretKey, newPublicKey, u.fup_part_name, u.fup_sealed_key);
       // A pending upload whose name or key no longer opens can only fail at completion: it goes now
       // (the purge task removes its part file and staged chunks as strays).
-      if ((u.fup_sealed_name !== null && name === null) || (u.fup_sealed_key !== null && key === null)) {
+      if ((u.fup_sealed_name !== null && name === null) || (u.fup_sealed_mime !== null && mime === null) || (u.fup_sealed_key !== null && key === null)) {
         await db.deleteFrom('fup_file_uploads').where('fup_file_upload_id', '=', u.fup_file_upload_id).execute();
         continue;
       }
       const sealed = name === null ? null : sealToPublicKey(newPublicKey, Buffer.from(name, 'utf8'), uploadNameAd(u.fup_part_name));
       await db
         .updateTable('fup_file_uploads')
-        .set({ fup_sealed_name: sealed, fup_sealed_key: key })
+.set({ fup_sealed_name: sealed, fup_sealed_mime: mime === null ? null : sealUploadMime({ publicKey: newPublicKey }, u.fup_part_name, mime), fup_sealed_key: key })
         .where('fup_file_upload_id', '=', u.fup_file_upload_id)
         .execute();
     }

@@ -392,6 +392,13 @@ describe('sealed folder names and MIME types (issue 35)', () => {
       .returning('fol_folder_id')
       .executeTakeFirstOrThrow();
     await db.updateTable('fil_files').set({ fil_sealed_mime: null, fil_mime_type: 'text/x-old-kind' }).where('fil_file_id', '=', file).execute();
+    // A pending upload's MIME type waits sealed, and follows the rotation.
+    const pendingBytes = content(300, 'pending-mime');
+    const pending = await post(m.c, 'drive_upload_init', { name: 'pending.bin', size_bytes: pendingBytes.length, folder_id: inner, mime_type: 'application/x-pending-kind' });
+    expect(pending.statusCode).toBe(200);
+    const fup = await db.selectFrom('fup_file_uploads').selectAll().where('fup_usr_user_id', '=', m.userId).executeTakeFirstOrThrow();
+    expect([fup.fup_mime_type, typeof fup.fup_sealed_mime]).toEqual([null, 'string']);
+    expect(JSON.stringify(fup)).not.toContain('pending-kind');
     const lockedFirst = await action(t, m.headers, 'drive_list', { folder_id: outer, numperpage: 10 });
     expect(lockedFirst.json.data.folders.map((f: { name: string | null }) => f.name)).toEqual([null, null]);
     expect(lockedFirst.body).not.toContain('Left in clear');
@@ -416,6 +423,10 @@ describe('sealed folder names and MIME types (issue 35)', () => {
     const files = await post(m.c, 'drive_list', { folder_id: inner, numperpage: 10 });
     expect(files.json.data.files[0]).toMatchObject({ mime_type: 'text/x-old-kind', content_locked: false });
     expect((await m.c.get(`/drive/file/${file}`)).headers['content-type']).toBe('text/x-old-kind');
+    const token = pending.json.data.upload_token as string;
+    await m.c.api('PUT', `/api/v1/drive_upload/${token}`, { payload: pendingBytes, headers: { 'content-type': 'application/octet-stream', 'content-range': 'bytes 0-299/300' } });
+    const completed = await post(m.c, 'drive_upload_complete', { upload_token: token });
+    expect(completed.json.data.file).toMatchObject({ name: 'pending.bin', mime_type: 'application/x-pending-kind', content_locked: false });
   });
 });
 

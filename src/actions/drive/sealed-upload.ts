@@ -6,7 +6,7 @@ import type { DB } from '../../db/types.js';
 import { recordChange } from '../../drive/changes.js';
 import { acquireBlob, DRIVE_SOURCE, ingestBlob } from '../../drive/files.js';
 import { openContentKey } from '../../accounts/vault/sealed.js';
-import { openUploadName, SEALED_FILES_TABLE, sealFileBytes, sealFileMime, sealNewFile } from '../../drive/sealed-files.js';
+import { openUploadMime, openUploadName, SEALED_FILES_TABLE, sealFileBytes, sealFileMime, sealNewFile } from '../../drive/sealed-files.js';
 import type { BlobStore } from '../../drive/blobs/store.js';
 import type { PendingUpload } from '../../drive/uploads/pending.js';
 import { placeContent, type UploadDestination } from '../../drive/uploads/place.js';
@@ -48,7 +48,11 @@ async function storeSealedBytes(p: SealedPlacement, contentKey: Buffer, fileId: 
 
 /** Places a completed upload's bytes in a sealed folder (a new file) or as a sealed file's new version. */
 export async function placeSealedUpload(p: SealedPlacement): Promise<{ fileId: number }> {
-  const { db, dest, upload, now } = p;
+  const { db, dest, now } = p;
+  // The MIME type waited sealed to the vault (uploads opened before that kept it in clear).
+  const mimeType = p.upload.sealedMime !== null ? openUploadMime(p.open.secretKey, p.upload.partName, p.upload.sealedMime) : p.upload.mimeType;
+  if (p.upload.sealedMime !== null && mimeType === null) throw driveRefusal('vault_locked', 'The type of this upload was sealed under an earlier vault key; start the upload again');
+  const upload = { ...p.upload, mimeType };
   if (dest.fileId !== null) {
     const row = await db.selectFrom('fil_files').select('fil_sealed_key').where('fil_file_id', '=', dest.fileId).executeTakeFirstOrThrow();
     const contentKey = row.fil_sealed_key === null ? null : openContentKey({ table: SEALED_FILES_TABLE, id: dest.fileId, sealedKey: row.fil_sealed_key }, p.open.secretKey);
