@@ -473,6 +473,36 @@ describe('rotation with sealed Drive files', () => {
 });
 
 describe('a rotation interleaved with uploads into a sealed folder', () => {
+  it('a sealed folder made and one renamed while a rotation runs wait for it and seal their names to the new key', async () => {
+    const m = await vaultMember();
+    const outer = await sealedFolder(m.c, 'Outer before');
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const held = holdRotation(m.userId);
+    let made: Awaited<ReturnType<typeof post>>;
+    try {
+      const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      const create = post(m.c, 'drive_folder_create', { name: 'made during the rotation', parent_id: outer });
+      const rename = post(m.c, 'drive_rename', { folder_id: outer, name: 'renamed during the rotation' });
+      await settledOrWaiting(t.services.db, [create, rename], 2);
+      held.release();
+      const rotated = await rotation;
+      expect(rotated.statusCode).toBe(200);
+      made = await create;
+      expect(made.statusCode).toBe(200);
+      expect((await rename).statusCode).toBe(200);
+      // Opened with the new generation only: lock, then unlock with a new code.
+      await lock(m.c);
+      await unlockByCode(m.c, m.password, rotated.json.data.recovery_codes[0]);
+    } finally {
+      held.remove();
+    }
+    const root = await post(m.c, 'drive_list', { numperpage: 10 });
+    expect(root.json.data.folders[0]).toMatchObject({ folder_id: outer, name: 'renamed during the rotation', content_locked: false });
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders[0]).toMatchObject({ folder_id: made.json.data.folder.folder_id, name: 'made during the rotation', content_locked: false });
+  });
+
   it('an upload completing and one starting while a rotation runs wait for it and seal to the new key', async () => {
     const m = await vaultMember();
     const folderId = await sealedFolder(m.c);
