@@ -219,6 +219,10 @@ export function installDriveResealer(): void {
       ...(await db.selectFrom('fil_files').select('fil_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).where('fil_fbb_file_blob_id', 'is not', null).execute()),
       ...(await db.selectFrom('fvr_file_versions').innerJoin('fil_files', 'fil_file_id', 'fvr_fil_file_id').select('fvr_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).execute()),
     ].flatMap((r) => (r.id === null ? [] : [r.id]));
+    const sealedFileIds = files.map((f) => f.fil_file_id);
+    if (sealedFileIds.length > 0) {
+      await db.updateTable('fvr_file_versions').set({ fvr_mime_type: null }).where('fvr_fil_file_id', 'in', sealedFileIds).where('fvr_mime_type', 'is not', null).execute();
+    }
     if (blobIds.length > 0) await db.updateTable('fbb_file_blobs').set({ fbb_mime_type: null }).where('fbb_file_blob_id', 'in', blobIds).where('fbb_mime_type', 'is not', null).execute();
     for (const f of files) {
       const resealed = resealContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey, newPublicKey);

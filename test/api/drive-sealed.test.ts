@@ -391,6 +391,13 @@ describe('sealed folder names and MIME types (issue 35)', () => {
       .values({ fol_usr_user_id: m.userId, fol_fol_folder_id_parent: outer, fol_name: 'Left in clear', fol_is_sealed: true })
       .returning('fol_folder_id')
       .executeTakeFirstOrThrow();
+    // A new version: the earlier content's MIME type is not kept readable either.
+    expect((await webUpload(m.c, content(10, 'v2'), { file_id: file, mime_type: MIME })).statusCode).toBe(200);
+    const versions = await post(m.c, 'drive_versions', { file_id: file });
+    expect(versions.json.data.versions[0].mime_type).toBeNull();
+    expect(versions.json.data.file).toMatchObject({ mime_type: MIME, version_count: 1 });
+    await db.updateTable('fvr_file_versions').set({ fvr_mime_type: 'text/x-old-kind' }).where('fvr_fil_file_id', '=', file).execute();
+    expect((await action(t, m.headers, 'drive_versions', { file_id: file })).body).not.toContain('old-kind');
     await db.updateTable('fil_files').set({ fil_sealed_mime: null, fil_mime_type: 'text/x-old-kind' }).where('fil_file_id', '=', file).execute();
     // A pending upload's MIME type waits sealed, and follows the rotation.
     const pendingBytes = content(300, 'pending-mime');
@@ -411,6 +418,8 @@ describe('sealed folder names and MIME types (issue 35)', () => {
     const leftover = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', '=', old.fol_folder_id).executeTakeFirstOrThrow();
     expect([leftover.fol_name, typeof leftover.fol_sealed_key]).toEqual([null, 'string']);
     expect(leftover.fol_sealed_name).not.toContain('clear');
+    const versionRow = await db.selectFrom('fvr_file_versions').select('fvr_mime_type').where('fvr_fil_file_id', '=', file).executeTakeFirstOrThrow();
+    expect(versionRow.fvr_mime_type).toBeNull();
     const fileRow = await db.selectFrom('fil_files').selectAll().where('fil_file_id', '=', file).executeTakeFirstOrThrow();
     expect([fileRow.fil_mime_type, typeof fileRow.fil_sealed_mime]).toEqual([null, 'string']);
 
