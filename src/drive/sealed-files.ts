@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { openSealedBox, sealToPublicKey } from '../accounts/vault/crypto.js';
 import { registerContentResealer } from '../accounts/vault/rotation.js';
 import { contentKeyOf, newContentKey, openContentKey, read, resealContentKey, sealField, type SealedReader, type SealedRecord } from '../accounts/vault/sealed.js';
-import type { Vault } from '../accounts/vault/vaults.js';
+import { lockVault, type Vault } from '../accounts/vault/vaults.js';
 import type { DB } from '../db/types.js';
 import type { ByteRange } from './blobs/store.js';
 import { openSealedBlob, SealStream, sealedSize, type BlobReader } from './sealed-blob.js';
@@ -195,6 +195,43 @@ async function resealFolders(db: Kysely<DB>, userId: number, oldSecretKey: Buffe
     if (!resealed) throw new Error(`sealed folder ${f.fol_folder_id} does not open with the vault's current key`);
     await db.updateTable('fol_folders').set({ fol_sealed_key: resealed }).where('fol_folder_id', '=', f.fol_folder_id).execute();
   }
+}
+
+/**
+ * Seals the names of sealed folders still stored in clear (made before folder names were sealed, migration
+ * 0032) to their owner's current vault key, each under the vault lock (a rotation waits, then re-seals it).
+ * Needs only the public key, so it runs without anyone's vault open. Returns how many it sealed.
+ */
+export async function sealLeftoverFolderNames(db: Kysely<DB>, limit = 1000): Promise<number> {
+  const leftovers = await db
+    .selectFrom('fol_folders')
+    .select(['fol_folder_id', 'fol_usr_user_id'])
+    .where('fol_is_sealed', '=', true)
+    .where('fol_sealed_key', 'is', null)
+    .where('fol_name', 'is not', null)
+    .where('fol_delete_time', 'is', null)
+    .orderBy('fol_folder_id')
+    .limit(limit)
+    .execute();
+  let sealed = 0;
+  for (const f of leftovers) {
+    sealed += await db.transaction().execute(async (trx) => {
+      const vault = await lockVault(trx, f.fol_usr_user_id, 'seal');
+      if (!vault) return 0;
+      // Read again under the lock: a rename or a rotation may have sealed it meanwhile.
+      const row = await trx
+        .selectFrom('fol_folders')
+        .select('fol_name')
+        .where('fol_folder_id', '=', f.fol_folder_id)
+        .where('fol_sealed_key', 'is', null)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!row || row.fol_name === null) return 0;
+      await trx.updateTable('fol_folders').set({ ...sealFolderName(vault, f.fol_folder_id, row.fol_name), fol_name: null }).where('fol_folder_id', '=', f.fol_folder_id).execute();
+      return 1;
+    });
+  }
+  return sealed;
 }
 
 let installed = false;

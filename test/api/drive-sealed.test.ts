@@ -381,6 +381,28 @@ describe('sealed folder names and MIME types (issue 35)', () => {
     noPlain(replay.body);
   });
 
+  it('the seal_drive_folder_names task seals sealed folders\' names left in clear from before, without the vault open', async () => {
+    const m = await vaultMember();
+    const outer = await sealedFolder(m.c, OUTER);
+    const db = t.services.db;
+    const old = await db
+      .insertInto('fol_folders')
+      .values({ fol_usr_user_id: m.userId, fol_fol_folder_id_parent: outer, fol_name: 'Left in clear', fol_is_sealed: true })
+      .returning('fol_folder_id')
+      .executeTakeFirstOrThrow();
+    await lock(m.c);
+    const [outcome] = await t.services.scheduler.runNow('seal_drive_folder_names');
+    expect(outcome).toMatchObject({ task: 'seal_drive_folder_names', result: { sealed: 1 } });
+    const row = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', '=', old.fol_folder_id).executeTakeFirstOrThrow();
+    expect([row.fol_name, typeof row.fol_sealed_key]).toEqual([null, 'string']);
+    expect(JSON.stringify(row)).not.toContain('Left in clear');
+    const [again] = await t.services.scheduler.runNow('seal_drive_folder_names');
+    expect(again).toMatchObject({ result: { sealed: 0 } });
+    await unlockByCode(m.c, m.password, m.codes[0]!);
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders).toEqual([expect.objectContaining({ folder_id: old.fol_folder_id, name: 'Left in clear', content_locked: false })]);
+  });
+
   it('after a vault rotation the names and MIME types still open, and names left in clear from before are sealed', async () => {
     const m = await vaultMember();
     const { outer, inner, file } = await sealedTree(m);
