@@ -473,6 +473,7 @@ export interface FilesTable {
   fil_sealed_key: Opt<string>;
   /** A sealed file's name, AES-256-GCM under its content key (fil_name is then null). */
   fil_sealed_name: Opt<string>;
+  fil_sealed_mime: Opt<string>;
   fil_create_time: GeneratedTimestamp;
   fil_update_time: GeneratedTimestamp;
   fil_delete_time: OptTime;
@@ -495,11 +496,15 @@ export interface FoldersTable {
   fol_usr_user_id: number;
   /** Null: a top-level folder. */
   fol_fol_folder_id_parent: Opt<number>;
-  fol_name: string;
+  fol_name: Opt<string>;
   fol_is_trashed: Generated<boolean>;
   fol_trash_time: OptTime;
   /** Files in it (and in folders made inside it) are sealed under the owner's vault. */
   fol_is_sealed: Generated<boolean>;
+  /** A sealed folder's name key sealed to the owner's vault (fol_folders:{id}:key); null for a plain folder. */
+  fol_sealed_key: Opt<string>;
+  /** A sealed folder's name under that key (fol_folders:{id}:name); fol_name is null then. */
+  fol_sealed_name: Opt<string>;
   fol_create_time: GeneratedTimestamp;
   fol_update_time: GeneratedTimestamp;
   fol_delete_time: OptTime;
@@ -563,6 +568,8 @@ export interface FileUploadsTable {
   /** Into a sealed folder: the name sealed to the owner's vault public key (fup_name is then null). */
   fup_sealed_name: Opt<string>;
   fup_mime_type: Opt<string>;
+  /** Into a sealed folder: the MIME type sealed to the vault public key until completion (fup_mime_type null). */
+  fup_sealed_mime: Opt<string>;
   fup_fol_folder_id: Opt<number>;
   /** Set when the upload is a new version of this file. */
   fup_fil_file_id: Opt<number>;

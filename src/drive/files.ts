@@ -269,6 +269,7 @@ export function selectDriveFiles(db: Kysely<DB>) {
       'fil_fbb_file_blob_id',
       'fil_sealed_key',
       'fil_sealed_name',
+      'fil_sealed_mime',
       'fbb_sha256',
       (eb) =>
         eb
@@ -283,7 +284,7 @@ export function selectDriveFiles(db: Kysely<DB>) {
 
 export type DriveFileRow = Awaited<ReturnType<ReturnType<typeof selectDriveFiles>['executeTakeFirstOrThrow']>>;
 
-/** The file as anyone reads it without opening sealed content: a sealed file's name null, content_locked true. */
+/** The file as anyone reads it without opening sealed content: a sealed file's name and MIME type null, content_locked true. */
 export function toDriveFile(row: DriveFileRow): DriveFile {
   const sealed = row.fil_sealed_key !== null;
   return {
@@ -291,7 +292,7 @@ export function toDriveFile(row: DriveFileRow): DriveFile {
     name: sealed ? null : (row.fil_name ?? ''),
     folder_id: row.fil_fol_folder_id,
     size_bytes: row.fil_size_bytes ?? 0,
-    mime_type: row.fil_mime_type,
+    mime_type: sealed ? null : row.fil_mime_type,
     sha256: row.fbb_sha256 === null || sealed ? null : row.fbb_sha256.trim(),
     version_count: Number(row.version_count ?? 0),
     is_trashed: row.fil_is_trashed,
@@ -307,7 +308,7 @@ export async function driveFilesFor(rows: DriveFileRow[], reader: SealedReader |
   const out: DriveFile[] = [];
   for (const row of rows) {
     const file = toDriveFile(row);
-    if (file.sealed) Object.assign(file, await openSealedName(row, reader));
+    if (file.sealed) Object.assign(file, await openSealedName(row, reader, row.fil_mime_type));
     out.push(file);
   }
   return out;

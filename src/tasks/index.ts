@@ -6,6 +6,7 @@ import type { WebSessions } from '../web/sessions.js';
 import { backupSiteTask } from './backup-site.js';
 import { purgeDriveChangesTask } from './purge-drive-changes.js';
 import { purgeDriveUploadsTask } from './purge-drive-uploads.js';
+import { sealDriveFolderNamesTask } from './seal-drive-folder-names.js';
 import { reconcileDriveUsageTask } from './reconcile-drive-usage.js';
 import { purgeIdempotencyKeysTask } from './purge-idempotency-keys.js';
 import { purgeRequestLogsTask } from './purge-request-logs.js';
@@ -29,6 +30,7 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     purgeDriveChangesTask,
     purgeDriveUploadsTask(services.config),
     reconcileDriveUsageTask(services.config),
+    sealDriveFolderNamesTask,
     backupSiteTask(services),
   ];
 }

@@ -154,7 +154,8 @@ describe('sealed folders', () => {
     expect(lockedList.statusCode).toBe(200);
     expect(lockedList.json.data.locked).toBe(true);
     expect(lockedList.json.data.files[0]).toMatchObject({ file_id: file.file_id, name: null, sealed: true, content_locked: true, size_bytes: bytes.length });
-    expect(lockedList.json.data.folders[0]).toMatchObject({ name: 'Inner', sealed: true });
+    // The folder's own name is sealed too (issue 35).
+    expect(lockedList.json.data.folders[0]).toMatchObject({ folder_id: inner.json.data.folder.folder_id, name: null, sealed: true, content_locked: true });
     const byKey = await action(t, m.headers, 'drive_list', { folder_id: folderId, numperpage: 10 });
     expect(byKey.json.data.files[0]).toMatchObject({ name: null, content_locked: true });
     const refused = await m.c.get(`/drive/file/${file.file_id}`);
@@ -268,6 +269,198 @@ describe('sealed folders', () => {
   });
 });
 
+describe('sealed folder names and MIME types (issue 35)', () => {
+  const OUTER = 'Medical records 2026';
+  const INNER = 'Oncology notes';
+  const RENAMED = 'Divorce papers';
+  const MIME = 'application/x-secret-kind';
+  /** Nothing readable of the sealed names or the MIME type in an answer. */
+  const noPlain = (body: string) => {
+    for (const word of [OUTER, INNER, RENAMED, 'secret-kind']) expect(body).not.toContain(word);
+  };
+
+  async function sealedTree(m: Awaited<ReturnType<typeof vaultMember>>) {
+    const outer = await sealedFolder(m.c, OUTER);
+    const inner = await post(m.c, 'drive_folder_create', { name: INNER, parent_id: outer });
+    expect(inner.statusCode).toBe(200);
+    const innerId = inner.json.data.folder.folder_id as number;
+    const bytes = content(5000, 'mime');
+    const done = await webUpload(m.c, bytes, { name: 'scan.bin', folder_id: innerId, mime_type: MIME });
+    expect(done.statusCode).toBe(200);
+    return { outer, inner: innerId, file: done.json.data.file.file_id as number, bytes };
+  }
+
+  it('a locked session sees no folder name or MIME type (API, page, database); an unlocked one sees them', async () => {
+    const m = await vaultMember();
+    const { outer, inner, file, bytes } = await sealedTree(m);
+
+    // At rest: no name in fol_name, no MIME type in the file row or its blob.
+    const db = t.services.db;
+    const folders = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', 'in', [outer, inner]).execute();
+    for (const f of folders) {
+      expect([f.fol_name, f.fol_is_sealed, typeof f.fol_sealed_key, typeof f.fol_sealed_name]).toEqual([null, true, 'string', 'string']);
+      noPlain(JSON.stringify(f));
+    }
+    const row = await db.selectFrom('fil_files').selectAll().where('fil_file_id', '=', file).executeTakeFirstOrThrow();
+    expect([row.fil_mime_type, typeof row.fil_sealed_mime]).toEqual([null, 'string']);
+    noPlain(JSON.stringify(row));
+    const blob = await db.selectFrom('fbb_file_blobs').select('fbb_mime_type').where('fbb_file_blob_id', '=', row.fil_fbb_file_blob_id!).executeTakeFirstOrThrow();
+    expect(blob.fbb_mime_type).toBeNull();
+
+    // Unlocked: real names and MIME type, in the API, the page's breadcrumbs and the download.
+    const root = await post(m.c, 'drive_list', { numperpage: 10 });
+    expect(root.json.data.folders).toEqual([expect.objectContaining({ folder_id: outer, name: OUTER, sealed: true, content_locked: false })]);
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders[0]).toMatchObject({ folder_id: inner, name: INNER, content_locked: false });
+    const files = await post(m.c, 'drive_list', { folder_id: inner, numperpage: 10 });
+    expect(files.json.data.files[0]).toMatchObject({ file_id: file, name: 'scan.bin', mime_type: MIME, content_locked: false });
+    const page = await m.c.get(`/drive?folder=${inner}`);
+    expect(page.body).toMatch(new RegExp(`id="crumbs">.*${OUTER}.*${INNER}`, 's'));
+    const got = await m.c.get(`/drive/file/${file}`);
+    expect([got.statusCode, got.headers['content-type']]).toEqual([200, MIME]);
+    expect(got.rawPayload.equals(bytes)).toBe(true);
+
+    // Locked: placeholders everywhere.
+    await lock(m.c);
+    const lockedRoot = await post(m.c, 'drive_list', { numperpage: 10 });
+    expect(lockedRoot.json.data).toMatchObject({ locked: true, folders: [{ folder_id: outer, name: null, sealed: true, content_locked: true }] });
+    noPlain(lockedRoot.body);
+    const lockedInside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(lockedInside.json.data.folders[0]).toMatchObject({ folder_id: inner, name: null, content_locked: true });
+    noPlain(lockedInside.body);
+    const lockedFiles = await post(m.c, 'drive_list', { folder_id: inner, numperpage: 10 });
+    expect(lockedFiles.json.data.files[0]).toMatchObject({ file_id: file, name: null, mime_type: null, content_locked: true });
+    noPlain(lockedFiles.body);
+    const byKey = await action(t, m.headers, 'drive_list', { numperpage: 10 });
+    expect(byKey.json.data.folders[0]).toMatchObject({ name: null, content_locked: true });
+    noPlain(byKey.body);
+    for (const url of ['/drive', `/drive?folder=${outer}`, `/drive?folder=${inner}`]) {
+      const p = await m.c.get(url);
+      expect(p.statusCode).toBe(200);
+      noPlain(p.body);
+    }
+    expect((await m.c.get('/drive')).body).toContain('Locked folder');
+    expect((await m.c.get(`/drive?folder=${inner}`)).body).toMatch(/id="crumbs">.*Sealed folder.*Sealed folder/s);
+
+    // Renamed while locked (sealing needs only the public key): the answer and the row hold no name.
+    const renamed = await post(m.c, 'drive_rename', { folder_id: inner, name: RENAMED });
+    expect(renamed.statusCode).toBe(200);
+    expect(renamed.json.data.folder).toMatchObject({ folder_id: inner, name: null, content_locked: true });
+    noPlain(renamed.body);
+    // Moved out of the sealed folder to the root: it stays sealed, and the message names neither folder.
+    const moved = await post(m.c, 'drive_move', { folder_id: inner, parent_id: null });
+    expect(moved.statusCode).toBe(200);
+    expect(moved.json.data.folder).toMatchObject({ parent_id: null, name: null, sealed: true, content_locked: true });
+    noPlain(moved.body);
+    const afterMove = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', '=', inner).executeTakeFirstOrThrow();
+    expect(afterMove.fol_name).toBeNull();
+    noPlain(JSON.stringify(afterMove));
+    // And back in: still sealed.
+    expect((await post(m.c, 'drive_move', { folder_id: inner, parent_id: outer })).statusCode).toBe(200);
+
+    await unlockByCode(m.c, m.password, m.codes[0]!);
+    const reopened = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(reopened.json.data.folders[0]).toMatchObject({ folder_id: inner, name: RENAMED, content_locked: false });
+    // Another sealed folder with the same name beside it is not refused (its siblings' names are not readable).
+    expect((await post(m.c, 'drive_folder_create', { name: RENAMED, parent_id: outer })).statusCode).toBe(200);
+  });
+
+  it('an Idempotency-Key replay of a sealed folder answer is sealed: 409 while locked, stored without the name', async () => {
+    const m = await vaultMember();
+    const key = { 'idempotency-key': 'sealed-folder-1' };
+    const made = await post(m.c, 'drive_folder_create', { name: OUTER, sealed: true }, key);
+    expect(made.json.data.folder).toMatchObject({ name: OUTER, content_locked: false });
+    // Only the data holds the name (the answer's message does not name it).
+    const { data: _data, ...rest } = made.json;
+    noPlain(JSON.stringify(rest));
+    const stored = await t.services.db.selectFrom('aik_api_idempotency_keys').select('aik_body').where('aik_action', '=', 'drive_folder_create').execute();
+    for (const r of stored) noPlain(r.aik_body ?? '');
+    await lock(m.c);
+    const replay = await post(m.c, 'drive_folder_create', { name: OUTER, sealed: true }, key);
+    expect([replay.statusCode, replay.json.errortype, replay.json.data.reason]).toEqual([409, 'ActionError', 'sealed_replay_locked']);
+    noPlain(replay.body);
+  });
+
+  it('the seal_drive_folder_names task seals sealed folders\' names left in clear from before, without the vault open', async () => {
+    const m = await vaultMember();
+    const outer = await sealedFolder(m.c, OUTER);
+    const db = t.services.db;
+    const old = await db
+      .insertInto('fol_folders')
+      .values({ fol_usr_user_id: m.userId, fol_fol_folder_id_parent: outer, fol_name: 'Left in clear', fol_is_sealed: true })
+      .returning('fol_folder_id')
+      .executeTakeFirstOrThrow();
+    await lock(m.c);
+    const [outcome] = await t.services.scheduler.runNow('seal_drive_folder_names');
+    expect(outcome).toMatchObject({ task: 'seal_drive_folder_names', result: { sealed: 1 } });
+    const row = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', '=', old.fol_folder_id).executeTakeFirstOrThrow();
+    expect([row.fol_name, typeof row.fol_sealed_key]).toEqual([null, 'string']);
+    expect(JSON.stringify(row)).not.toContain('Left in clear');
+    const [again] = await t.services.scheduler.runNow('seal_drive_folder_names');
+    expect(again).toMatchObject({ result: { sealed: 0 } });
+    await unlockByCode(m.c, m.password, m.codes[0]!);
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders).toEqual([expect.objectContaining({ folder_id: old.fol_folder_id, name: 'Left in clear', content_locked: false })]);
+  });
+
+  it('after a vault rotation the names and MIME types still open, and names left in clear from before are sealed', async () => {
+    const m = await vaultMember();
+    const { outer, inner, file } = await sealedTree(m);
+    const db = t.services.db;
+    // A sealed folder and a sealed file's MIME type as they were stored before names were sealed (0032).
+    const old = await db
+      .insertInto('fol_folders')
+      .values({ fol_usr_user_id: m.userId, fol_fol_folder_id_parent: outer, fol_name: 'Left in clear', fol_is_sealed: true })
+      .returning('fol_folder_id')
+      .executeTakeFirstOrThrow();
+    // A new version: the earlier content's MIME type is not kept readable either.
+    expect((await webUpload(m.c, content(10, 'v2'), { file_id: file, mime_type: MIME })).statusCode).toBe(200);
+    const versions = await post(m.c, 'drive_versions', { file_id: file });
+    expect(versions.json.data.versions[0].mime_type).toBeNull();
+    expect(versions.json.data.file).toMatchObject({ mime_type: MIME, version_count: 1 });
+    await db.updateTable('fvr_file_versions').set({ fvr_mime_type: 'text/x-old-kind' }).where('fvr_fil_file_id', '=', file).execute();
+    expect((await action(t, m.headers, 'drive_versions', { file_id: file })).body).not.toContain('old-kind');
+    await db.updateTable('fil_files').set({ fil_sealed_mime: null, fil_mime_type: 'text/x-old-kind' }).where('fil_file_id', '=', file).execute();
+    // A pending upload's MIME type waits sealed, and follows the rotation.
+    const pendingBytes = content(300, 'pending-mime');
+    const pending = await post(m.c, 'drive_upload_init', { name: 'pending.bin', size_bytes: pendingBytes.length, folder_id: inner, mime_type: 'application/x-pending-kind' });
+    expect(pending.statusCode).toBe(200);
+    const fup = await db.selectFrom('fup_file_uploads').selectAll().where('fup_usr_user_id', '=', m.userId).executeTakeFirstOrThrow();
+    expect([fup.fup_mime_type, typeof fup.fup_sealed_mime]).toEqual([null, 'string']);
+    expect(JSON.stringify(fup)).not.toContain('pending-kind');
+    const lockedFirst = await action(t, m.headers, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(lockedFirst.json.data.folders.map((f: { name: string | null }) => f.name)).toEqual([null, null]);
+    expect(lockedFirst.body).not.toContain('Left in clear');
+    const lockedFile = await action(t, m.headers, 'drive_list', { folder_id: inner, numperpage: 10 });
+    expect(lockedFile.json.data.files[0].mime_type).toBeNull();
+
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const rotated = await post(m.c, 'vault_rotate_verify', { password: m.password });
+    expect(rotated.statusCode).toBe(200);
+    const leftover = await db.selectFrom('fol_folders').selectAll().where('fol_folder_id', '=', old.fol_folder_id).executeTakeFirstOrThrow();
+    expect([leftover.fol_name, typeof leftover.fol_sealed_key]).toEqual([null, 'string']);
+    expect(leftover.fol_sealed_name).not.toContain('clear');
+    const versionRow = await db.selectFrom('fvr_file_versions').select('fvr_mime_type').where('fvr_fil_file_id', '=', file).executeTakeFirstOrThrow();
+    expect(versionRow.fvr_mime_type).toBeNull();
+    const fileRow = await db.selectFrom('fil_files').selectAll().where('fil_file_id', '=', file).executeTakeFirstOrThrow();
+    expect([fileRow.fil_mime_type, typeof fileRow.fil_sealed_mime]).toEqual([null, 'string']);
+
+    await lock(m.c);
+    await unlockByCode(m.c, m.password, rotated.json.data.recovery_codes[0]);
+    const root = await post(m.c, 'drive_list', { numperpage: 10 });
+    expect(root.json.data.folders[0]).toMatchObject({ folder_id: outer, name: OUTER, content_locked: false });
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders.map((f: { name: string }) => f.name).sort()).toEqual(['Left in clear', INNER]);
+    const files = await post(m.c, 'drive_list', { folder_id: inner, numperpage: 10 });
+    expect(files.json.data.files[0]).toMatchObject({ mime_type: 'text/x-old-kind', content_locked: false });
+    expect((await m.c.get(`/drive/file/${file}`)).headers['content-type']).toBe('text/x-old-kind');
+    const token = pending.json.data.upload_token as string;
+    await m.c.api('PUT', `/api/v1/drive_upload/${token}`, { payload: pendingBytes, headers: { 'content-type': 'application/octet-stream', 'content-range': 'bytes 0-299/300' } });
+    const completed = await post(m.c, 'drive_upload_complete', { upload_token: token });
+    expect(completed.json.data.file).toMatchObject({ name: 'pending.bin', mime_type: 'application/x-pending-kind', content_locked: false });
+  });
+});
+
 describe('rotation with sealed Drive files', () => {
   it('keeps sealed files readable, retires the old codes, and keeps only the rotating unlocker', async () => {
     const m = await vaultMember();
@@ -311,6 +504,36 @@ describe('rotation with sealed Drive files', () => {
 });
 
 describe('a rotation interleaved with uploads into a sealed folder', () => {
+  it('a sealed folder made and one renamed while a rotation runs wait for it and seal their names to the new key', async () => {
+    const m = await vaultMember();
+    const outer = await sealedFolder(m.c, 'Outer before');
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const held = holdRotation(m.userId);
+    let made: Awaited<ReturnType<typeof post>>;
+    try {
+      const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
+      await held.reached;
+      const create = post(m.c, 'drive_folder_create', { name: 'made during the rotation', parent_id: outer });
+      const rename = post(m.c, 'drive_rename', { folder_id: outer, name: 'renamed during the rotation' });
+      await settledOrWaiting(t.services.db, [create, rename], 2);
+      held.release();
+      const rotated = await rotation;
+      expect(rotated.statusCode).toBe(200);
+      made = await create;
+      expect(made.statusCode).toBe(200);
+      expect((await rename).statusCode).toBe(200);
+      // Opened with the new generation only: lock, then unlock with a new code.
+      await lock(m.c);
+      await unlockByCode(m.c, m.password, rotated.json.data.recovery_codes[0]);
+    } finally {
+      held.remove();
+    }
+    const root = await post(m.c, 'drive_list', { numperpage: 10 });
+    expect(root.json.data.folders[0]).toMatchObject({ folder_id: outer, name: 'renamed during the rotation', content_locked: false });
+    const inside = await post(m.c, 'drive_list', { folder_id: outer, numperpage: 10 });
+    expect(inside.json.data.folders[0]).toMatchObject({ folder_id: made.json.data.folder.folder_id, name: 'made during the rotation', content_locked: false });
+  });
+
   it('an upload completing and one starting while a rotation runs wait for it and seal to the new key', async () => {
     const m = await vaultMember();
     const folderId = await sealedFolder(m.c);

@@ -28,7 +28,7 @@ const keyAd = (r: Pick<SealedRecord, 'table' | 'id'>) => `${r.table}:${r.id}:key
 const fieldAd = (r: Pick<SealedRecord, 'table' | 'id'>, column: string) => `${r.table}:${r.id}:${column}`;
 
 /** A fresh content key for a new record, and its sealed form to store beside the record. */
-export function newContentKey(vault: Vault, record: { table: string; id: number | string }): { contentKey: Buffer; sealedKey: string } {
+export function newContentKey(vault: Pick<Vault, 'publicKey'>, record: { table: string; id: number | string }): { contentKey: Buffer; sealedKey: string } {
   const contentKey = randomKey();
   return { contentKey, sealedKey: sealToPublicKey(vault.publicKey, contentKey, keyAd(record)) };
 }

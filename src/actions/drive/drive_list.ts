@@ -33,6 +33,6 @@ export default defineAction({
       page: input.page ?? 0,
       numperpage: input.numperpage ?? DEFAULT_NUMPERPAGE,
     }, readerOf(ctx));
-    return { data: { folders: listing.folders, files: listing.files, num_results: listing.num_results, ...(listing.locked ? { locked: true } : {}) }, ...sealedForOf({ files: listing.files }) };
+    return { data: { folders: listing.folders, files: listing.files, num_results: listing.num_results, ...(listing.locked ? { locked: true } : {}) }, ...sealedForOf({ files: listing.files, folders: listing.folders }, me.usr_user_id) };
   },
 });

@@ -64,7 +64,8 @@ export default defineAction({
     await lockOwner(db, item.ownerUserId);
     const now = clock.now();
     if (item.kind === 'folder') {
-      if (!item.selfTrashed && (await folderNameTaken(db, item.ownerUserId, destId, item.name, item.id))) throw nameTaken(item.name);
+      // A sealed folder's name is not stored readable: it has nothing to compare.
+      if (!item.sealed && !item.selfTrashed && (await folderNameTaken(db, item.ownerUserId, destId, item.name, item.id))) throw nameTaken(item.name);
       await folderWrite(item.name, () =>
         db.updateTable('fol_folders').set({ fol_fol_folder_id_parent: destId, fol_update_time: now }).where('fol_folder_id', '=', item.id).execute(),
       );
@@ -75,6 +76,6 @@ export default defineAction({
     }
     const where = dest ? `"${dest.name}"` : 'the top of the Drive';
     const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
-    return { data: output, ...sealedForOf(output), message: `Moved "${item.name}" to ${where}.` };
+    return { data: output, ...sealedForOf(output, me.usr_user_id), message: `Moved "${item.name}" to ${where}.` };
   },
 });

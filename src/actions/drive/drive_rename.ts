@@ -1,5 +1,6 @@
 import { recordChange } from '../../drive/changes.js';
-import { fileContentKey, sealFileName } from '../../drive/sealed-files.js';
+import { lockVault } from '../../accounts/vault/vaults.js';
+import { fileContentKey, sealFileName, sealFolderName } from '../../drive/sealed-files.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from './tree.js';
@@ -20,9 +21,22 @@ export default defineAction({
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
     const name = checkName(input.name);
+    // Held before the owner's Drive lock, in the order the other sealing writers take them.
+    const vault = item.kind === 'folder' && item.sealed && item.ownerUserId === me.usr_user_id ? await lockVault(db, item.ownerUserId, 'seal') : null;
     await lockOwner(db, item.ownerUserId);
     const now = clock.now();
-    if (item.kind === 'folder') {
+    if (item.kind === 'folder' && item.sealed) {
+      // A sealed folder's name is sealed to the owner's vault under a fresh key: only the owner renames it
+      // (the vault's public key suffices, so also while locked). Sealed siblings' names cannot be compared.
+      if (item.ownerUserId !== me.usr_user_id) throw driveRefusal('forbidden', 'Only the owner can rename a sealed folder');
+      if (!vault) throw driveRefusal('vault_locked', 'Set up your vault first', { unlock_url: '/profile/security' });
+      await db
+        .updateTable('fol_folders')
+        .set({ ...sealFolderName(vault, item.id, name), fol_name: null, fol_update_time: now })
+        .where('fol_folder_id', '=', item.id)
+        .execute();
+      await recordChange(db, { ownerUserId: item.ownerUserId, folderId: item.id, kind: 'rename', time: now });
+    } else if (item.kind === 'folder') {
       if (!item.selfTrashed && (await folderNameTaken(db, item.ownerUserId, item.parentId, name, item.id))) throw nameTaken(name);
       await folderWrite(name, () =>
         db.updateTable('fol_folders').set({ fol_name: name, fol_update_time: now }).where('fol_folder_id', '=', item.id).execute(),
@@ -41,6 +55,6 @@ export default defineAction({
       await recordChange(db, { ownerUserId: item.ownerUserId, fileId: item.id, kind: 'rename', time: now });
     }
     const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
-    return { data: output, ...sealedForOf(output), message: `Renamed to "${name}".` };
+    return { data: output, ...sealedForOf(output, me.usr_user_id), message: item.sealed ? 'Renamed.' : `Renamed to "${name}".` };
   },
 });

@@ -26,7 +26,7 @@ export default defineAction({
       const now = clock.now();
       const parentId = item.ancestors.some((f) => f.isTrashed) ? null : item.parentId;
       if (item.kind === 'folder') {
-        if (await folderNameTaken(db, item.ownerUserId, parentId, item.name, item.id)) throw nameTaken(item.name);
+        if (!item.sealed && (await folderNameTaken(db, item.ownerUserId, parentId, item.name, item.id))) throw nameTaken(item.name);
         await folderWrite(item.name, () =>
           db
             .updateTable('fol_folders')
@@ -45,6 +45,6 @@ export default defineAction({
       }
     }
     const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
-    return { data: output, ...sealedForOf(output), message: `"${item.name}" is restored.` };
+    return { data: output, ...sealedForOf(output, me.usr_user_id), message: `"${item.name}" is restored.` };
   },
 });

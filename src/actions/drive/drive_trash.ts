@@ -34,6 +34,6 @@ export default defineAction({
       }
     }
     const output = await itemOutput(db, item.kind, item.id, readerOf(ctx));
-    return { data: output, ...sealedForOf(output), message: `"${item.name}" is in the trash.` };
+    return { data: output, ...sealedForOf(output, me.usr_user_id), message: `"${item.name}" is in the trash.` };
   },
 });

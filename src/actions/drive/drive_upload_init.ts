@@ -5,7 +5,7 @@ import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
 import { activePurposeOwners, availablePurposes, purposeHeldBytes, UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
 import { lockOwnerQuota } from '../../drive/quota.js';
-import { sealUploadName } from '../../drive/sealed-files.js';
+import { sealUploadMime, sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
 import { activeDriveStorage } from '../../drive/storage.js';
 import { businessError, validationError } from '../../http/errors.js';
@@ -59,6 +59,7 @@ export default defineAction({
     const chunkBytes = settings.int('drive_upload_chunk_bytes');
     let name: string | null = input.name === undefined || input.name === null || input.name.trim() === '' ? null : checkName(input.name);
     let sealName: ((partName: string) => string) | undefined;
+    let sealMime: ((partName: string) => string) | undefined;
     let sealKeys: ((partName: string) => { publicKey: string; sealedKey: string }) | undefined;
 
     if (!purpose.isDrive) {
@@ -95,6 +96,11 @@ export default defineAction({
           const plainName = name;
           sealName = (partName) => sealUploadName(vault, partName, plainName);
         }
+        // Its MIME type waits sealed too (issue 35).
+        if (mimeType !== null) {
+          const plainMime = mimeType;
+          sealMime = (partName) => sealUploadMime(vault, partName, plainMime);
+        }
       }
       const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
       // Under the owner's quota lock until this transaction commits: the dedup short-circuit places the
@@ -107,7 +113,7 @@ export default defineAction({
       }
     }
 
-    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now, ...(sealName ? { sealName } : {}), ...(sealKeys ? { sealKeys } : {}) });
+    const opened = await createUpload(db, { purpose: purpose.name, userId: me.usr_user_id, name, mimeType, folderId, fileId, expectedBytes: sizeBytes, expectedSha256: sha256, now, ...(sealName ? { sealName } : {}), ...(sealMime ? { sealMime } : {}), ...(sealKeys ? { sealKeys } : {}) });
     return {
       data: { upload_token: opened.token, chunk_bytes: chunkBytes, expires_time: formatTimestamp(opened.expiresTime), purpose: purpose.name },
       message: 'Upload started: send the bytes in chunks, then complete it.',

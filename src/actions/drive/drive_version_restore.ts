@@ -36,7 +36,7 @@ export default defineAction({
     const owner = await driveLimits(tierReader(db), item.ownerUserId);
     const before = await driveUsageBytes(db, item.ownerUserId);
     const now = clock.now();
-    await addVersion(db, { fileId: item.id, blobId: version.fvr_fbb_file_blob_id, sizeBytes: version.fvr_size_bytes, mimeType: version.fvr_mime_type, time: now });
+    await addVersion(db, { fileId: item.id, blobId: version.fvr_fbb_file_blob_id, sizeBytes: version.fvr_size_bytes, mimeType: item.sealed ? null : version.fvr_mime_type, time: now });
     await pruneVersions(db, item.id, owner.versioningDepth);
     const after = await driveUsageBytes(db, item.ownerUserId);
     if (after > before && after > owner.storageBytes) {

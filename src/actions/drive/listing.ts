@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { SealedReader } from '../../accounts/vault/sealed.js';
 import { driveFilesFor, selectDriveFiles, type DriveFile } from '../../drive/files.js';
-import { folderChain, resolveItem, selectFolders, toDriveFolder, type DriveFolder, type DriveItem } from './tree.js';
+import { folderChain, folderNameFor, foldersFor, resolveItem, selectFolders, type DriveFolder, type DriveItem } from './tree.js';
 
 export interface ListOptions {
   /** A folder's contents; null: the caller's root (or the whole trash, or what is shared with them). */
@@ -43,7 +43,7 @@ async function pageOf(folderQuery: FolderQuery, fileQuery: FileQuery, o: ListOpt
   const fileRows =
     room > 0 ? await fileQuery.orderBy('fil_name').orderBy('fil_file_id').offset(Math.max(0, start - nFolders)).limit(room).execute() : [];
   return {
-    folders: folderRows.map(toDriveFolder),
+    folders: await foldersFor(folderRows, reader),
     files: (await driveFilesFor(fileRows, reader)).map((f) => ({ ...f, is_trashed: f.is_trashed || inTrash })),
     num_results: nFolders + Number(fileCount.n),
   };
@@ -76,12 +76,12 @@ async function sharedWith(db: Kysely<DB>, userId: number, o: ListOptions, reader
   const files = [];
   for (const r of fileRows) if (!(await hidden(r.fil_fol_folder_id))) files.push(r);
   const byName = (a: { name: string; id: number }, b: { name: string; id: number }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
-  folders.sort((a, b) => byName({ name: a.fol_name, id: a.fol_folder_id }, { name: b.fol_name, id: b.fol_folder_id }));
+  folders.sort((a, b) => byName({ name: a.fol_name ?? '\uffff', id: a.fol_folder_id }, { name: b.fol_name ?? '\uffff', id: b.fol_folder_id }));
   files.sort((a, b) => byName({ name: a.fil_name ?? '\uffff', id: a.fil_file_id }, { name: b.fil_name ?? '\uffff', id: b.fil_file_id }));
   const all = [...folders.map((f) => ({ folder: f })), ...files.map((f) => ({ file: f }))];
   const slice = all.slice(o.page * o.numperpage, (o.page + 1) * o.numperpage);
   return {
-    folders: slice.flatMap((s) => ('folder' in s ? [toDriveFolder(s.folder)] : [])),
+    folders: await foldersFor(slice.flatMap((s) => ('folder' in s ? [s.folder] : [])), reader),
     files: await driveFilesFor(slice.flatMap((s) => ('file' in s ? [s.file] : [])), reader),
     num_results: all.length,
   };
@@ -92,12 +92,18 @@ async function sharedWith(db: Kysely<DB>, userId: number, o: ListOptions, reader
  * above it), their root, their trash (everything they trashed, flat), or what is shared with them. Sealed
  * files show their names only when the reader's vault window opens them; otherwise name null,
  * content_locked true, and the listing's `locked` true (never an error). Sealed names cannot be sorted by
- * the server: sealed files come after the others, by id.
+ * the server: sealed files and folders come after the others, by id. Sealed folders' own names likewise.
  */
 export async function listDrive(db: Kysely<DB>, userId: number, o: ListOptions, reader: SealedReader | null): Promise<DriveListing> {
-  const withLocked = (l: Omit<DriveListing, 'locked'>): DriveListing => ({ ...l, locked: l.files.some((f) => f.content_locked === true) });
+  const withLocked = (l: Omit<DriveListing, 'locked'>): DriveListing => ({
+    ...l,
+    locked: l.files.some((f) => f.content_locked === true) || l.folders.some((f) => f.content_locked === true),
+  });
   if (o.folderId !== null) {
     const folder = await resolveItem(db, userId, { kind: 'folder', id: o.folderId }, 'read');
+    // The breadcrumbs: sealed folders' names opened for this reader, or called what they are.
+    if (folder.sealed) folder.name = await folderNameFor(db, folder.id, reader);
+    for (const a of folder.ancestors) if (a.sealed) a.name = await folderNameFor(db, a.id, reader);
     const folders = selectFolders(db).where('fol_fol_folder_id_parent', '=', folder.id).where('fol_is_trashed', '=', o.trashed);
     const files = selectDriveFiles(db).where('fil_fol_folder_id', '=', folder.id).where('fil_is_trashed', '=', o.trashed);
     return withLocked({ ...(await pageOf(folders, files, o, folder.inTrash, reader)), folder });

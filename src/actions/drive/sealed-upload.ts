@@ -6,7 +6,7 @@ import type { DB } from '../../db/types.js';
 import { recordChange } from '../../drive/changes.js';
 import { acquireBlob, DRIVE_SOURCE, ingestBlob } from '../../drive/files.js';
 import { openContentKey } from '../../accounts/vault/sealed.js';
-import { openUploadName, SEALED_FILES_TABLE, sealFileBytes, sealNewFile } from '../../drive/sealed-files.js';
+import { openUploadMime, openUploadName, SEALED_FILES_TABLE, sealFileBytes, sealFileMime, sealNewFile } from '../../drive/sealed-files.js';
 import type { BlobStore } from '../../drive/blobs/store.js';
 import type { PendingUpload } from '../../drive/uploads/pending.js';
 import { placeContent, type UploadDestination } from '../../drive/uploads/place.js';
@@ -38,7 +38,7 @@ async function storeSealedBytes(p: SealedPlacement, contentKey: Buffer, fileId: 
   const source = p.sizeBytes === 0 ? Readable.from([]) : p.plaintext();
   try {
     const sealed = await sealFileBytes(source, p.sizeBytes, contentKey, fileId, out);
-    return await ingestBlob(p.db, p.blobs, { sha256: sealed.sha256, sizeBytes: sealed.sizeBytes, mimeType: p.upload.mimeType, time: p.now }, () =>
+    return await ingestBlob(p.db, p.blobs, { sha256: sealed.sha256, sizeBytes: sealed.sizeBytes, mimeType: null, time: p.now }, () =>
       p.blobs.putFile(sealed.sha256, out, sealed.sizeBytes),
     );
   } finally {
@@ -48,13 +48,19 @@ async function storeSealedBytes(p: SealedPlacement, contentKey: Buffer, fileId: 
 
 /** Places a completed upload's bytes in a sealed folder (a new file) or as a sealed file's new version. */
 export async function placeSealedUpload(p: SealedPlacement): Promise<{ fileId: number }> {
-  const { db, dest, upload, now } = p;
+  const { db, dest, now } = p;
+  // The MIME type waited sealed to the vault (uploads opened before that kept it in clear).
+  const mimeType = p.upload.sealedMime !== null ? openUploadMime(p.open.secretKey, p.upload.partName, p.upload.sealedMime) : p.upload.mimeType;
+  if (p.upload.sealedMime !== null && mimeType === null) throw driveRefusal('vault_locked', 'The type of this upload was sealed under an earlier vault key; start the upload again');
+  const upload = { ...p.upload, mimeType };
   if (dest.fileId !== null) {
     const row = await db.selectFrom('fil_files').select('fil_sealed_key').where('fil_file_id', '=', dest.fileId).executeTakeFirstOrThrow();
     const contentKey = row.fil_sealed_key === null ? null : openContentKey({ table: SEALED_FILES_TABLE, id: dest.fileId, sealedKey: row.fil_sealed_key }, p.open.secretKey);
     if (!contentKey) throw driveRefusal('vault_locked', 'This sealed file does not open with your vault now; unlock it and complete the upload again');
     const blobId = await storeSealedBytes(p, contentKey, dest.fileId);
-    await placeContent(db, { dest, limits: p.limits, name: '', mimeType: upload.mimeType, blobId, sizeBytes: p.sizeBytes, now });
+    // The MIME type is sealed under the file's key, never kept in clear (issue 35).
+    await placeContent(db, { dest, limits: p.limits, name: '', mimeType: null, blobId, sizeBytes: p.sizeBytes, now });
+    await db.updateTable('fil_files').set({ fil_sealed_mime: sealFileMime(contentKey, dest.fileId, upload.mimeType) }).where('fil_file_id', '=', dest.fileId).execute();
     return { fileId: dest.fileId };
   }
   const name = upload.sealedName !== null ? openUploadName(p.open.secretKey, upload.partName, upload.sealedName) : upload.name;
@@ -67,7 +73,7 @@ export async function placeSealedUpload(p: SealedPlacement): Promise<{ fileId: n
       fil_name: null,
       fil_fol_folder_id: dest.folderId,
       fil_size_bytes: p.sizeBytes,
-      fil_mime_type: upload.mimeType,
+      fil_mime_type: null,
       fil_create_time: now,
       fil_update_time: now,
     })
@@ -79,7 +85,7 @@ export async function placeSealedUpload(p: SealedPlacement): Promise<{ fileId: n
   if (!(await acquireBlob(db, blobId))) throw new Error(`blob ${blobId} is gone`);
   await db
     .updateTable('fil_files')
-    .set({ fil_fbb_file_blob_id: blobId, fil_sealed_key: sealed.sealedKey, fil_sealed_name: sealed.sealedName })
+    .set({ fil_fbb_file_blob_id: blobId, fil_sealed_key: sealed.sealedKey, fil_sealed_name: sealed.sealedName, fil_sealed_mime: sealFileMime(sealed.contentKey, fileId, upload.mimeType) })
     .where('fil_file_id', '=', fileId)
     .execute();
   await recordChange(db, { ownerUserId: dest.ownerUserId, fileId, kind: 'create', time: now });

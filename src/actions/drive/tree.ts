@@ -3,6 +3,7 @@ import type { DB } from '../../db/types.js';
 import { canEdit, fileAccess, folderAccess, type DriveRole } from '../../drive/access.js';
 import type { SealedReader } from '../../accounts/vault/sealed.js';
 import { loadDriveFile, openedSealedOwners, type DriveFile } from '../../drive/files.js';
+import { openFolderName } from '../../drive/sealed-files.js';
 import { lockOwnerQuota } from '../../drive/quota.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
@@ -41,7 +42,9 @@ const MAX_WALK = 1000;
 
 export interface ChainFolder {
   id: number;
+  /** A sealed folder's name is not readable here: 'Sealed folder' (open it with openFolderName). */
   name: string;
+  sealed: boolean;
   parentId: number | null;
   ownerUserId: number;
   isTrashed: boolean;
@@ -49,17 +52,24 @@ export interface ChainFolder {
 
 /** The live folder and every folder above it, nearest first; empty when the folder does not exist. */
 export async function folderChain(db: Kysely<DB>, folderId: number): Promise<ChainFolder[]> {
-  const { rows } = await sql<{ id: number; name: string; parent: number | null; owner: number; trashed: boolean }>`
-    with recursive chain(id, name, parent, owner, trashed, depth) as (
-      select fol_folder_id, fol_name, fol_fol_folder_id_parent, fol_usr_user_id, fol_is_trashed, 1 from fol_folders
+  const { rows } = await sql<{ id: number; name: string | null; parent: number | null; owner: number; trashed: boolean; sealed: boolean }>`
+    with recursive chain(id, name, parent, owner, trashed, sealed, depth) as (
+      select fol_folder_id, fol_name, fol_fol_folder_id_parent, fol_usr_user_id, fol_is_trashed, fol_is_sealed, 1 from fol_folders
         where fol_folder_id = ${folderId} and fol_delete_time is null
       union all
-      select f.fol_folder_id, f.fol_name, f.fol_fol_folder_id_parent, f.fol_usr_user_id, f.fol_is_trashed, c.depth + 1
+      select f.fol_folder_id, f.fol_name, f.fol_fol_folder_id_parent, f.fol_usr_user_id, f.fol_is_trashed, f.fol_is_sealed, c.depth + 1
         from fol_folders f join chain c on f.fol_folder_id = c.parent
         where f.fol_delete_time is null and c.depth < ${MAX_WALK}
     )
-    select id, name, parent, owner, trashed from chain order by depth`.execute(db);
-  return rows.map((r) => ({ id: Number(r.id), name: r.name, parentId: r.parent === null ? null : Number(r.parent), ownerUserId: Number(r.owner), isTrashed: r.trashed }));
+    select id, name, parent, owner, trashed, sealed from chain order by depth`.execute(db);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    name: r.sealed ? SEALED_FOLDER_LABEL : (r.name ?? ''),
+    sealed: Boolean(r.sealed),
+    parentId: r.parent === null ? null : Number(r.parent),
+    ownerUserId: Number(r.owner),
+    isTrashed: r.trashed,
+  }));
 }
 
 /** The live folder and every live folder below it, each with its distance below the folder (0: itself). */
@@ -137,8 +147,8 @@ export async function resolveItem(db: Kysely<DB>, userId: number, target: Target
   return {
     kind: target.kind,
     id: target.id,
-    // A sealed file's name is not readable here: messages call it by what it is.
-    name: row.name ?? (row.sealed ? 'Sealed file' : ''),
+    // A sealed file's or folder's name is not readable here: messages call it by what it is.
+    name: row.sealed ? (target.kind === 'folder' ? SEALED_FOLDER_LABEL : 'Sealed file') : (row.name ?? ''),
     ownerUserId: access.ownerUserId,
     parentId: row.parent,
     role: access.role,
@@ -152,10 +162,13 @@ export async function resolveItem(db: Kysely<DB>, userId: number, target: Target
 /** A folder as actions return it (DESIGN 9). */
 export interface DriveFolder {
   folder_id: number;
-  name: string;
+  /** Null for a sealed folder whose name the reader cannot open now (content_locked true). */
+  name: string | null;
   parent_id: number | null;
-  /** Present (true) on sealed folders only: files placed in it are sealed under the owner's vault (DESIGN 10); its own name is not. */
+  /** Present (true) on sealed folders only: its own name, and the names, MIME types and bytes of files in it, are sealed under the owner's vault (DESIGN 10). */
   sealed?: true;
+  /** Present on sealed folders: true while the reader cannot open its name. */
+  content_locked?: boolean;
   create_time: string;
   update_time: string;
 }
@@ -163,25 +176,43 @@ export interface DriveFolder {
 export function selectFolders(db: Kysely<DB>) {
   return db
     .selectFrom('fol_folders')
-    .select(['fol_folder_id', 'fol_name', 'fol_fol_folder_id_parent', 'fol_is_sealed', 'fol_create_time', 'fol_update_time'])
+    .select(['fol_folder_id', 'fol_usr_user_id', 'fol_name', 'fol_fol_folder_id_parent', 'fol_is_sealed', 'fol_sealed_key', 'fol_sealed_name', 'fol_create_time', 'fol_update_time'])
     .where('fol_delete_time', 'is', null);
 }
 
 type FolderRow = Awaited<ReturnType<ReturnType<typeof selectFolders>['executeTakeFirstOrThrow']>>;
 
-export function toDriveFolder(row: FolderRow): DriveFolder {
+/** The folder as the reader sees it: a sealed folder's name opened only through the owner's open window. */
+export async function toDriveFolder(row: FolderRow, reader: SealedReader | null): Promise<DriveFolder> {
+  const opened = await openFolderName(row, reader);
   return {
     folder_id: row.fol_folder_id,
-    name: row.fol_name,
+    name: opened.name,
     parent_id: row.fol_fol_folder_id_parent,
-    ...(row.fol_is_sealed ? { sealed: true as const } : {}),
+    ...(row.fol_is_sealed ? { sealed: true as const, content_locked: opened.content_locked ?? true } : {}),
     create_time: formatTimestamp(row.fol_create_time),
     update_time: formatTimestamp(row.fol_update_time),
   };
 }
 
-export async function loadFolder(db: Kysely<DB>, folderId: number): Promise<DriveFolder> {
-  return toDriveFolder(await selectFolders(db).where('fol_folder_id', '=', folderId).executeTakeFirstOrThrow());
+export async function foldersFor(rows: FolderRow[], reader: SealedReader | null): Promise<DriveFolder[]> {
+  const out: DriveFolder[] = [];
+  for (const row of rows) out.push(await toDriveFolder(row, reader));
+  return out;
+}
+
+export async function loadFolder(db: Kysely<DB>, folderId: number, reader: SealedReader | null): Promise<DriveFolder> {
+  return toDriveFolder(await selectFolders(db).where('fol_folder_id', '=', folderId).executeTakeFirstOrThrow(), reader);
+}
+
+/** What messages and breadcrumbs call a sealed folder whose name they cannot show. */
+export const SEALED_FOLDER_LABEL = 'Sealed folder';
+
+/** A folder's name for this reader (breadcrumbs): a sealed one's opened, or SEALED_FOLDER_LABEL. */
+export async function folderNameFor(db: Kysely<DB>, folderId: number, reader: SealedReader | null): Promise<string> {
+  const row = await selectFolders(db).where('fol_folder_id', '=', folderId).executeTakeFirst();
+  if (!row) return '';
+  return (await openFolderName(row, reader)).name ?? SEALED_FOLDER_LABEL;
 }
 
 /**
@@ -196,7 +227,7 @@ export async function fileOutput(db: Kysely<DB>, fileId: number, folderInTrash: 
 
 /** The output of a resolved item after a change: `{file}` or `{folder}`. */
 export async function itemOutput(db: Kysely<DB>, kind: 'file' | 'folder', id: number, reader: SealedReader | null): Promise<{ file: DriveFile } | { folder: DriveFolder }> {
-  if (kind === 'folder') return { folder: await loadFolder(db, id) };
+  if (kind === 'folder') return { folder: await loadFolder(db, id, reader) };
   const row = await db.selectFrom('fil_files').select('fil_fol_folder_id').where('fil_file_id', '=', id).executeTakeFirstOrThrow();
   const above = row.fil_fol_folder_id === null ? [] : await folderChain(db, row.fil_fol_folder_id);
   return { file: await fileOutput(db, id, above.some((f) => f.isTrashed), reader) };
@@ -257,11 +288,19 @@ export function readerOf(ctx: { db: Kysely<DB>; user: { usr_user_id: number } | 
   return { db: ctx.db, window: ctx.web?.vault ?? null, userId: ctx.user?.usr_user_id ?? null };
 }
 
-/** The sealedFor of an action answer: the owners of sealed files it shows opened (DESIGN 10). */
-export function sealedForOf(output: { file?: DriveFile } | { folder?: DriveFolder } | { files?: DriveFile[] }): { sealedFor?: number[] } {
+/**
+ * The sealedFor of an action answer: the owners of sealed files and folders it shows opened (DESIGN 10). A
+ * sealed folder's name opens only for its owner, so an opened one belongs to `readerUserId`.
+ */
+export function sealedForOf(
+  output: { file?: DriveFile } | { folder?: DriveFolder } | { files?: DriveFile[]; folders?: DriveFolder[] },
+  readerUserId: number | null = null,
+): { sealedFor?: number[] } {
   const files = 'files' in output && output.files ? output.files : 'file' in output && output.file ? [output.file] : [];
-  const owners = openedSealedOwners(files);
-  return owners.length > 0 ? { sealedFor: owners } : {};
+  const folders = 'folders' in output && output.folders ? output.folders : 'folder' in output && output.folder ? [output.folder] : [];
+  const owners = new Set(openedSealedOwners(files));
+  if (readerUserId !== null && folders.some((f) => f.sealed && f.content_locked === false)) owners.add(readerUserId);
+  return owners.size > 0 ? { sealedFor: [...owners] } : {};
 }
 
 /**

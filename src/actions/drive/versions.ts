@@ -29,7 +29,8 @@ export async function versionsOf(db: Kysely<DB>, fileId: number, sealed: boolean
     version_id: r.fvr_file_version_id,
     name: r.fvr_name,
     size_bytes: r.fvr_size_bytes,
-    mime_type: r.fvr_mime_type,
+    // A sealed file's MIME type is sealed (issue 35): versions keep none readable.
+    mime_type: sealed ? null : r.fvr_mime_type,
     sha256: sealed ? null : r.fbb_sha256.trim(),
     create_time: formatTimestamp(r.fvr_content_time),
     replaced_time: formatTimestamp(r.fvr_create_time),

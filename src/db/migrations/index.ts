@@ -21,6 +21,7 @@ import * as driveSealed from './0027_drive_sealed.js';
 import * as rowChangeNotify from './0028_row_change_notify.js';
 import * as vaultDestroyRetiredWraps from './0029_vault_destroy_retired_wraps.js';
 import * as uploadSealing from './0033_upload_sealing.js';
+import * as sealedFolderNames from './0032_sealed_folder_names.js';
 import * as billingFlows from './0034_billing_flows.js';
 import * as billingIssueStates from './0035_billing_issue_states.js';
 
@@ -47,6 +48,7 @@ export const migrations: Record<string, Migration> = {
   '0027_drive_sealed': driveSealed,
   '0028_row_change_notify': rowChangeNotify,
   '0029_vault_destroy_retired_wraps': vaultDestroyRetiredWraps,
+  '0032_sealed_folder_names': sealedFolderNames,
   '0033_upload_sealing': uploadSealing,
   '0034_billing_flows': billingFlows,
   '0035_billing_issue_states': billingIssueStates,

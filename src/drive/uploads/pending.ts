@@ -47,6 +47,8 @@ export interface PendingUpload {
   /** Into a sealed folder: the name sealed to the owner's vault (name is then null). */
   sealedName: string | null;
   mimeType: string | null;
+  /** Into a sealed folder: the MIME type sealed to the owner's vault (mimeType is then null). */
+  sealedMime: string | null;
   folderId: number | null;
   fileId: number | null;
   expectedBytes: number;
@@ -85,6 +87,7 @@ function pendingUpload(row: UploadRow): PendingUpload {
     name: row.fup_name,
     sealedName: row.fup_sealed_name,
     mimeType: row.fup_mime_type,
+    sealedMime: row.fup_sealed_mime,
     folderId: row.fup_fol_folder_id,
     fileId: row.fup_fil_file_id,
     expectedBytes: Number(row.fup_expected_bytes),
@@ -116,6 +119,8 @@ export type NewUpload = Pick<PendingUpload, 'purpose' | 'userId' | 'name' | 'mim
   now: Date;
   /** Seals the name for this upload (its part name is the associated data); fup_name then stays null. */
   sealName?: (partName: string) => string;
+  /** Seals the MIME type likewise; fup_mime_type then stays null. */
+  sealMime?: (partName: string) => string;
   /** Makes the upload's keypair (its chunks are sealed on receipt): the public key and the sealed secret. */
   sealKeys?: (partName: string) => { publicKey: string; sealedKey: string };
 };
@@ -125,6 +130,7 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
   const token = randomHex(32);
   const partName = `${randomHex(16)}.part`;
   const sealedName = u.sealName && u.name !== null ? u.sealName(partName) : null;
+  const sealedMime = u.sealMime && u.mimeType !== null ? u.sealMime(partName) : null;
   const keys = u.sealKeys ? u.sealKeys(partName) : null;
   await db
     .insertInto('fup_file_uploads')
@@ -134,7 +140,8 @@ export async function createUpload(db: Kysely<DB>, u: NewUpload): Promise<{ toke
       fup_usr_user_id: u.userId,
       fup_name: sealedName !== null ? null : u.name,
       fup_sealed_name: sealedName,
-      fup_mime_type: u.mimeType,
+      fup_mime_type: sealedMime !== null ? null : u.mimeType,
+      fup_sealed_mime: sealedMime,
       fup_fol_folder_id: u.folderId,
       fup_fil_file_id: u.fileId,
       fup_expected_bytes: u.expectedBytes,

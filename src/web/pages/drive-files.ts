@@ -35,7 +35,7 @@ interface ServedFile {
 async function servedFile(services: Services, fileId: number): Promise<ServedFile | null> {
   const row = await services.db
     .selectFrom('fil_files')
-    .select(['fil_file_id', 'fil_name', 'fil_mime_type', 'fil_size_bytes', 'fil_fbb_file_blob_id', 'fil_usr_user_id', 'fil_sealed_key', 'fil_sealed_name'])
+    .select(['fil_file_id', 'fil_name', 'fil_mime_type', 'fil_size_bytes', 'fil_fbb_file_blob_id', 'fil_usr_user_id', 'fil_sealed_key', 'fil_sealed_name', 'fil_sealed_mime'])
     .where('fil_file_id', '=', fileId)
     .where('fil_delete_time', 'is', null)
     .executeTakeFirst();
@@ -124,8 +124,8 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
     const reader = { db, window: vaultWindowOf(services, request), userId: viewer.user.usr_user_id };
     const contentKey = await fileContentKey(file.sealed, reader);
     if (!contentKey) return lockedPage(reply, viewer, file.sealed.fil_usr_user_id === viewer.user.usr_user_id);
-    const name = await openSealedName(file.sealed, reader);
-    return stream(request, reply, { ...file, name: name.name ?? 'download' }, contentKey);
+    const name = await openSealedName(file.sealed, reader, file.mimeType);
+    return stream(request, reply, { ...file, name: name.name ?? 'download', mimeType: name.mime_type }, contentKey);
   };
   web.get('/drive/file/:id', fileRoute);
 

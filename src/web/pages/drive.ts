@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { listDrive, type DriveListing } from '../../actions/drive/listing.js';
-import type { DriveFolder, DriveItem } from '../../actions/drive/tree.js';
+import { SEALED_FOLDER_LABEL, type DriveFolder, type DriveItem } from '../../actions/drive/tree.js';
+import type { SealedReader } from '../../accounts/vault/sealed.js';
+import { openFolderName } from '../../drive/sealed-files.js';
 import type { DB } from '../../db/types.js';
 import type { DriveRole } from '../../drive/access.js';
 import { canEdit, fileAccess, folderAccess } from '../../drive/access.js';
@@ -160,6 +162,13 @@ const FILE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 3
 const editable = (r: RowRights) => (canEdit(r.role) && !r.inTrash ? html` data-can-edit="1"` : '');
 
 function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
+  if (f.content_locked) {
+    // A sealed folder whose name the viewer's vault does not open now: a placeholder (DESIGN 10, issue 35).
+    return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="" data-locked="1"${editable(r)}>
+<td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${LOCK_ICON}${r.inTrash ? html`<span class="locked-name">Locked folder</span>` : html`<a class="locked-name" href="/drive?folder=${f.folder_id}">Locked folder</a>`}${SEALED_TAG}</td>
+<td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
+<td class="ops actions">${opButtons('folder', r)}</td></tr>`;
+  }
   return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="${f.name}"${editable(r)}>
 <td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${r.inTrash ? f.name : html`<a href="/drive?folder=${f.folder_id}">${f.name}</a>`}${f.sealed ? SEALED_TAG : ''}</td>
 <td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
@@ -219,16 +228,19 @@ function pager(listing: DriveListing, pageNo: number, base: URLSearchParams): Sa
 const MAX_MOVE_TARGETS = 1000;
 
 /** The owner's live folders outside the trash, as paths ("Photos / 2026"), sorted. */
-async function moveTargets(db: Kysely<DB>, userId: number): Promise<Array<{ id: number; path: string }>> {
-  const rows = await db
+async function moveTargets(db: Kysely<DB>, userId: number, reader: SealedReader): Promise<Array<{ id: number; path: string }>> {
+  const found = await db
     .selectFrom('fol_folders')
-    .select(['fol_folder_id', 'fol_fol_folder_id_parent', 'fol_name'])
+    .select(['fol_folder_id', 'fol_usr_user_id', 'fol_fol_folder_id_parent', 'fol_name', 'fol_is_sealed', 'fol_sealed_key', 'fol_sealed_name'])
     .where('fol_usr_user_id', '=', userId)
     .where('fol_delete_time', 'is', null)
     .where('fol_is_trashed', '=', false)
     .orderBy('fol_folder_id')
     .limit(MAX_MOVE_TARGETS)
     .execute();
+  // Sealed folders' names opened for this viewer, or called what they are.
+  const rows = [];
+  for (const r of found) rows.push({ ...r, fol_name: r.fol_is_sealed ? ((await openFolderName(r, reader)).name ?? SEALED_FOLDER_LABEL) : (r.fol_name ?? '') });
   const byId = new Map(rows.map((r) => [r.fol_folder_id, r]));
   const pathOf = (id: number): string | null => {
     const names: string[] = [];
@@ -352,7 +364,7 @@ ${view === 'trash' ? html`<p class="help">Trashed files still count toward your 
 ${pager(listing, pageNo, base)}</div>
 <p id="result" class="error" role="alert"></p>
 ${DIALOGS}
-${[...rights.values()].some((r) => r.movable && r.role === 'owner' && !r.inTrash) ? moveDialog(await moveTargets(db, userId)) : ''}
+${[...rights.values()].some((r) => r.movable && r.role === 'owner' && !r.inTrash) ? moveDialog(await moveTargets(db, userId, { db, window: vaultWindow, userId })) : ''}
 </div>
 <script src="/static/drive.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Drive', body, 200, { wide: true });
