@@ -69,9 +69,13 @@ describeBrowser('browser: the sealed vault on the security page', () => {
     });
     await page.clock.install();
     await page.goto(`${fx.base}/profile/subscription`);
+    // The first beat's answer must be in before the lock: answered after it, it would read {alive: false}
+    // and stop the beacon before the second beat (seen under load on PostgreSQL).
+    const firstAnswer = page.waitForResponse((r) => r.url().endsWith('/action/vault_heartbeat'), { timeout: 15_000 });
     await page.clock.runFor(26_000);
     // Real time for the server's answers (expect.poll's default is one second; CI runs many files at once).
     await expect.poll(() => beats.length, { timeout: 15_000 }).toBe(1);
+    await firstAnswer;
     await page.evaluate(() => (globalThis as any).serviceApi.post('vault_lock', {}));
     await page.clock.runFor(25_000);
     await expect.poll(() => beats.length, { timeout: 15_000 }).toBe(2);
