@@ -163,7 +163,7 @@ const editable = (r: RowRights) => (canEdit(r.role) && !r.inTrash ? html` data-c
 
 function folderRow(f: DriveFolder, r: RowRights): SafeHtml {
   if (f.content_locked) {
-    // A sealed folder whose name the viewer's vault does not open now: a placeholder (DESIGN 10, issue 35).
+    // A sealed folder whose name the viewer's vault does not open now is shown as "Locked folder" (DESIGN 10, issue 35).
     return html`<tr data-kind="folder" data-id="${f.folder_id}" data-name="" data-locked="1"${editable(r)}>
 <td class="name" data-label="Name"><span class="folder">${FOLDER_ICON}</span>${LOCK_ICON}${r.inTrash ? html`<span class="locked-name">Locked folder</span>` : html`<a class="locked-name" href="/drive?folder=${f.folder_id}">Locked folder</a>`}${SEALED_TAG}</td>
 <td class="size" data-label="Size"></td><td class="time" data-label="Modified">${f.update_time}</td>
