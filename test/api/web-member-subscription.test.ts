@@ -189,6 +189,8 @@ describe('member subscription management view', () => {
       expect(html).toMatch(new RegExp(`data-order-item="${m.itemId}" data-status="in_grace"`));
       expect(html).toContain('<td class="status">Payment failed, retrying</td>');
       expect(html).toContain('<th>Access kept until</th><td class="grace-until">2026-04-07 00:00:00</td>');
+      expect(html).toContain('<th>Payment due since</th>');
+      expect(html).not.toContain('<th>Renews on</th>');
       expect(html).toContain('<strong>Your last payment did not go through.</strong> We will keep trying to charge it, and you keep your access until 2026-04-07 00:00:00. To keep your subscription, update your payment method in the card processor’s billing portal.');
       expect(html).toContain(`<a class="fix-payment" href="/profile/subscription/payment-method/${m.itemId}" rel="noopener">Update your card</a>`);
 

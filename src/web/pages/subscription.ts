@@ -183,7 +183,7 @@ function subscriptionCard(entry: SubscriptionEntry, source: SubscriptionSummary[
       controls.push(control('Reactivate subscription', 'orders_recurring_action', { order_item_id: entry.order_item_id, recurring_action: 'reactivate' }, `Reactivate ${entry.name}? It will renew again on its renewal date.`, 'reactivated'));
     }
   }
-  const dateLabel = cancelled ? 'Ends on' : entry.status === 'on_hold' || entry.status === 'paused' ? 'Paid until' : 'Renews on';
+  const dateLabel = cancelled ? 'Ends on' : entry.status === 'on_hold' || entry.status === 'paused' ? 'Paid until' : entry.status === 'in_grace' ? 'Payment due since' : 'Renews on';
   return html`<section class="subscription" data-order-item="${entry.order_item_id}" data-status="${entry.status}">
 <h3>${entry.name}</h3>
 <table class="billing"><tbody>
