@@ -22,14 +22,21 @@ const at = providerDay;
 const secs = (d: Date) => Math.floor(d.getTime() / 1000);
 const ts = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
-/** What the provider holds for a subscription: live until periodEnd, or ended. */
-type ProviderState = 'active' | 'cancelled' | 'expired';
+/** What the provider holds for a subscription: live until periodEnd, ended, or a billing issue. */
+type ProviderState = 'active' | 'cancelled' | 'expired' | BillingIssue;
+type BillingIssue = 'in_grace' | 'on_hold' | 'paused';
 
 interface Source {
   driver: SourceDriver;
   /** The setting naming the provider's API base (pointed at a closed port to take the provider down). */
   baseSetting: string;
+  /** periodEnd: in_grace, the grace end where the provider states one (the App Store's, Play's). */
   set(f: ProviderFact, state: ProviderState, periodEnd: Date): Promise<void>;
+  /**
+   * The billing issues this provider reports, each with the grace end we then hold (a store's own; a web
+   * source's grace setting after the period end we recorded, when the failed renewal was due).
+   */
+  issues: Partial<Record<BillingIssue, { graceUntil: Date | null }>>;
 }
 
 const SOURCES: Source[] = [
@@ -38,11 +45,13 @@ const SOURCES: Source[] = [
     baseSetting: 'card_processor_api_base',
     async set(f, state, periodEnd) {
       const sub = stripe.subscriptions.get(f.ref) ?? stripe.addSubscription(f.ref, f.providerProductId, secs(periodEnd), { user_id: String(f.userId), product_id: String(f.productId) });
-      sub.status = state === 'expired' ? 'canceled' : 'active';
+      sub.status = state === 'expired' ? 'canceled' : state === 'in_grace' ? 'past_due' : state === 'on_hold' ? 'unpaid' : state === 'paused' ? 'paused' : 'active';
       sub.cancel_at_period_end = state === 'cancelled';
       sub.current_period_end = secs(periodEnd);
       sub.items.data[0]!.current_period_end = secs(periodEnd);
     },
+    // card_processor_grace_days (7) after the recorded period end (day 30).
+    issues: { in_grace: { graceUntil: at(37) }, on_hold: { graceUntil: null }, paused: { graceUntil: null } },
   },
   {
     driver: wallet,
@@ -53,21 +62,31 @@ const SOURCES: Source[] = [
         ...existing,
         id: f.ref,
         plan_id: f.providerProductId,
-        status: state === 'expired' ? 'EXPIRED' : state === 'cancelled' ? 'CANCELLED' : 'ACTIVE',
+        status: state === 'expired' ? 'EXPIRED' : state === 'cancelled' ? 'CANCELLED' : state === 'on_hold' ? 'SUSPENDED' : 'ACTIVE',
         billing_info: { next_billing_time: state === 'active' ? periodEnd.toISOString() : null },
       });
     },
+    issues: { on_hold: { graceUntil: null } },
   },
   {
     driver: ios,
     baseSetting: 'ios_store_api_base',
     async set(f, state, periodEnd) {
+      const issue = state === 'in_grace' || state === 'on_hold';
       appStore.set(f.ref, {
-        status: state === 'expired' ? 2 : 1,
-        transaction: { productId: f.providerProductId, purchaseDate: f.at.getTime(), originalPurchaseDate: f.at.getTime(), expiresDate: periodEnd.getTime(), type: 'Auto-Renewable Subscription', inAppOwnershipType: 'PURCHASED', quantity: 1 },
-        renewal: { productId: f.providerProductId, autoRenewProductId: f.providerProductId, autoRenewStatus: state === 'active' ? 1 : 0 },
+        status: state === 'expired' ? 2 : state === 'on_hold' ? 3 : state === 'in_grace' ? 4 : 1,
+        // In a billing issue the latest transaction is the period that was not renewed.
+        transaction: { productId: f.providerProductId, purchaseDate: f.at.getTime(), originalPurchaseDate: f.at.getTime(), expiresDate: (issue ? f.periodEnd : periodEnd).getTime(), type: 'Auto-Renewable Subscription', inAppOwnershipType: 'PURCHASED', quantity: 1 },
+        renewal: {
+          productId: f.providerProductId,
+          autoRenewProductId: f.providerProductId,
+          autoRenewStatus: state === 'active' || issue ? 1 : 0,
+          ...(issue ? { isInBillingRetryPeriod: true } : {}),
+          ...(state === 'in_grace' ? { gracePeriodExpiresDate: periodEnd.getTime() } : {}),
+        },
       });
     },
+    issues: { in_grace: { graceUntil: at(36) }, on_hold: { graceUntil: null } },
   },
   {
     driver: android,
@@ -77,10 +96,19 @@ const SOURCES: Source[] = [
       android.play.subscriptions.set(f.ref, {
         ...current,
         kind: 'androidpublisher#subscriptionPurchaseV2',
-        subscriptionState: state === 'expired' ? 'SUBSCRIPTION_STATE_EXPIRED' : state === 'cancelled' ? 'SUBSCRIPTION_STATE_CANCELED' : 'SUBSCRIPTION_STATE_ACTIVE',
+        subscriptionState: {
+          active: 'SUBSCRIPTION_STATE_ACTIVE',
+          cancelled: 'SUBSCRIPTION_STATE_CANCELED',
+          expired: 'SUBSCRIPTION_STATE_EXPIRED',
+          in_grace: 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD',
+          on_hold: 'SUBSCRIPTION_STATE_ON_HOLD',
+          paused: 'SUBSCRIPTION_STATE_PAUSED',
+        }[state],
         lineItems: [{ productId: f.providerProductId, expiryTime: periodEnd.toISOString() }],
+        ...(state === 'paused' ? { pausedStateContext: { autoResumeTime: at(60).toISOString() } } : {}),
       });
     },
+    issues: { in_grace: { graceUntil: at(36) }, on_hold: { graceUntil: null }, paused: { graceUntil: null } },
   },
 ];
 
@@ -197,6 +225,73 @@ describe.each(SOURCES)('reconciliation: $driver.source', (s) => {
     expect(run.applied).toBe(1);
     expect(await itemFor(t, source, f.ref)).toMatchObject({ odi_subscription_status: 'cancelled', odi_subscription_cancel_at_period_end: true });
     expect(await tierOf(f.userId)).toBe(silver.tierId);
+  });
+
+  const statusTrail = async (userId: number) =>
+    (await changeRows(t, userId)).filter((r) => r.cht_field_name === 'subscription_status').map((r) => `${r.cht_old_value}>${r.cht_new_value}:${r.cht_change_reason}`);
+
+  it.each(Object.entries(s.issues) as Array<[BillingIssue, { graceUntil: Date | null }]>)(
+    'a lost %s event while we hold it active: a dry run reports it; the run applies it (in grace the tier is kept, otherwise removed)',
+    async (issue, expected) => {
+      const f = await subscriber(s);
+      // In grace a store states the grace end (day 36); the period stays at day 30.
+      await s.set(f, issue, issue === 'in_grace' ? at(36) : f.periodEnd);
+      t.clock.set(new Date(at(31).getTime() + 3600_000));
+      const dry = await reconcile({ userId: f.userId, dryRun: true });
+      expect(dry.drift).toEqual([
+        { order_item_id: f.itemId, source, ours: { status: 'active', period_end: ts(f.periodEnd) }, provider: expect.objectContaining({ status: issue }), action: issue },
+      ]);
+      expect(dry.applied).toBe(0);
+      expect(await itemFor(t, source, f.ref)).toMatchObject({ odi_subscription_status: 'active' });
+      expect(await tierOf(f.userId)).toBe(silver.tierId);
+
+      const run = await reconcile({ userId: f.userId });
+      expect(run).toEqual({ checked: 1, drift: dry.drift, applied: 1, unreachable: [], dry_run: false });
+      expect(await itemFor(t, source, f.ref)).toMatchObject({
+        odi_subscription_status: issue,
+        odi_subscription_period_end: f.periodEnd,
+        odi_subscription_grace_until: expected.graceUntil,
+        ...(issue === 'paused' && source === 'android_store' ? { odi_subscription_resume_time: at(60) } : {}),
+      });
+      expect(await statusTrail(f.userId)).toEqual([`active>${issue}:${issue}`]);
+      if (issue === 'in_grace') {
+        expect(await tierOf(f.userId)).toBe(silver.tierId);
+      } else {
+        expect(await tierOf(f.userId)).toBeNull();
+        const last = (await changeRows(t, f.userId)).filter((r) => r.cht_field_name === 'tier_membership').at(-1)!;
+        expect(last).toMatchObject({ cht_change_reason: issue, cht_reference_id: f.itemId, cht_old_value: String(silver.tierId), cht_new_value: null });
+        expect(JSON.parse(last.cht_metadata!)).toMatchObject({ source, how: 'reconcile' });
+      }
+      // Agreed now.
+      expect((await reconcile({ userId: f.userId })).drift).toEqual([]);
+    },
+  );
+
+  it('a recovery lost while we hold the subscription on hold: active again with its tier back and the new period', async () => {
+    const f = await subscriber(s);
+    await s.set(f, 'on_hold', f.periodEnd);
+    t.clock.set(new Date(at(31).getTime() + 3600_000));
+    expect((await reconcile({ userId: f.userId })).applied).toBe(1);
+    expect(await tierOf(f.userId)).toBeNull();
+
+    // The member updated the payment method; the provider renewed, and that event was lost.
+    await s.set(f, 'active', at(62));
+    t.clock.set(at(33));
+    const run = await reconcile({ userId: f.userId });
+    expect(run).toEqual({
+      checked: 1,
+      drift: [{ order_item_id: f.itemId, source, ours: { status: 'on_hold', period_end: ts(f.periodEnd) }, provider: { status: 'active', state: expect.any(String), period_end: ts(at(62)) }, action: 'recovered' }],
+      applied: 1,
+      unreachable: [],
+      dry_run: false,
+    });
+    expect(await itemFor(t, source, f.ref)).toMatchObject({ odi_subscription_status: 'active', odi_subscription_period_end: at(62), odi_subscription_grace_until: null });
+    expect(await tierOf(f.userId)).toBe(silver.tierId);
+    expect(await statusTrail(f.userId)).toEqual(['active>on_hold:on_hold', 'on_hold>active:recovered']);
+    const last = (await changeRows(t, f.userId)).filter((r) => r.cht_field_name === 'tier_membership').at(-1)!;
+    expect(last).toMatchObject({ cht_reference_id: f.itemId, cht_old_value: null, cht_new_value: String(silver.tierId) });
+    expect(JSON.parse(last.cht_metadata!)).toMatchObject({ source, how: 'reconcile' });
+    expect((await reconcile({ userId: f.userId })).drift).toEqual([]);
   });
 
   it('a provider that is down: nothing changes, and the report names the subscription it could not read', async () => {

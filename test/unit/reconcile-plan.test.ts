@@ -52,7 +52,7 @@ describe('provider states in our words', () => {
 });
 
 describe('planReconcile: the provider state wins', () => {
-  const plan = (status: 'active' | 'cancelled' | 'expired' | 'refunded', periodEnd: Date | null, p: ProviderStatus | null, pEnd: Date | null) =>
+  const plan = (status: 'active' | 'cancelled' | 'expired' | 'refunded' | 'in_grace' | 'on_hold' | 'paused', periodEnd: Date | null, p: ProviderStatus | null, pEnd: Date | null) =>
     planReconcile({ status, periodEnd }, reading(p, pEnd), NOW);
 
   it('agreeing states plan nothing', () => {
@@ -83,10 +83,32 @@ describe('planReconcile: the provider state wins', () => {
     expect(plan('expired', D(20), 'cancelled', D(30))).toEqual({ action: 'none', events: [] });
   });
 
-  it('billing issues at the provider are reported, not applied, while ours is live', () => {
+  it('a lost billing issue is applied as its event: grace, hold or pause from active; a cancellation we hold is undone first', () => {
     for (const p of ['in_grace', 'on_hold', 'paused'] as const) {
-      expect(plan('active', D(30), p, D(30))).toEqual({ action: 'not_applied', events: [] });
+      expect(plan('active', D(30), p, D(60))).toEqual({ action: p, events: [p] });
+      expect(plan('cancelled', D(30), p, D(60))).toEqual({ action: p, events: ['cancellation_undone', p] });
+      // An ended subscription is not revived into a billing issue.
       expect(plan('expired', D(30), p, D(30))).toEqual({ action: 'none', events: [] });
+    }
+    expect(plan('in_grace', D(30), 'on_hold', D(30))).toEqual({ action: 'on_hold', events: ['on_hold'] });
+    expect(plan('in_grace', D(30), 'paused', D(30))).toEqual({ action: 'paused', events: ['paused'] });
+    expect(plan('paused', D(30), 'on_hold', D(30))).toEqual({ action: 'on_hold', events: ['on_hold'] });
+    // Grace follows a hold or pause only through a recovery (access kept while the provider retries).
+    expect(plan('on_hold', D(30), 'in_grace', D(37))).toEqual({ action: 'in_grace', events: ['recovery', 'in_grace'] });
+    expect(plan('paused', D(30), 'in_grace', D(37))).toEqual({ action: 'in_grace', events: ['recovery', 'in_grace'] });
+  });
+
+  it('the same billing issue as ours plans nothing', () => {
+    for (const p of ['in_grace', 'on_hold', 'paused'] as const) expect(plan(p, D(30), p, D(60))).toEqual({ action: 'none', events: [] });
+  });
+
+  it('a lost recovery: the provider active (or cancelled at period end) again while ours has a billing issue', () => {
+    for (const ours of ['in_grace', 'on_hold', 'paused'] as const) {
+      expect(plan(ours, D(30), 'active', D(60))).toEqual({ action: 'recovered', events: ['recovery'] });
+      expect(plan(ours, D(30), 'active', D(30))).toEqual({ action: 'recovered', events: ['recovery'] });
+      expect(plan(ours, D(30), 'cancelled', D(60))).toEqual({ action: 'recovered', events: ['recovery', 'cancellation_scheduled'] });
+      expect(plan(ours, D(30), 'expired', D(30))).toEqual({ action: 'expired', events: ['expiry'] });
+      expect(plan(ours, D(30), 'refunded', D(30))).toEqual({ action: 'refunded', events: ['refund'] });
     }
   });
 });

@@ -1,12 +1,11 @@
 import type { PaymentSource, SubscriptionStatus } from '../../db/types.js';
-import type { StoreContext } from '../events.js';
+import { graceAfter, type StoreContext } from '../events.js';
 import { readPlaySubscription } from '../webhooks/android-store.js';
 import { APPLE_STATUS, readAppStoreSubscription } from './app-store-api.js';
 
 /**
- * A subscription's state in our words, as its provider reports it (DESIGN 14's statuses). The
- * billing-issue statuses (in_grace, on_hold, paused) are read here for every source; how they are
- * applied is decided in plan.ts.
+ * A subscription's state in our words, as its provider reports it (DESIGN 14's statuses), the
+ * billing-issue statuses (in_grace, on_hold, paused) included; how they are applied is decided in plan.ts.
  */
 export type ProviderStatus = 'active' | 'cancelled' | 'expired' | 'refunded' | 'in_grace' | 'on_hold' | 'paused';
 
@@ -17,6 +16,13 @@ export interface ProviderReading {
   periodEnd: Date | null;
   /** The provider's own word for the state (e.g. past_due, SUSPENDED, 3), for the report. */
   state: string;
+  /**
+   * in_grace: until when the provider keeps access while it retries: the grace end it states (App Store,
+   * Play), else the source's grace setting counted from the failed renewal, as its webhook does.
+   */
+  graceUntil?: Date | null;
+  /** paused: when the provider says the subscription resumes (null: not stated). */
+  resumeTime?: Date | null;
 }
 
 /** What a reader knows of our side: the provider's reference and what we recorded. */
@@ -113,9 +119,18 @@ export function playStatus(state: string): ProviderStatus | null {
 
 /** Each source read through its own library or REST API, with the endpoints and keys the settings name. */
 export const PROVIDER_READERS: Readonly<Record<PaymentSource, ProviderReader>> = Object.freeze({
-  async card_processor(ctx, ours) {
+  async card_processor(ctx, ours, now) {
     const sub = await ctx.deps.cardProcessor(ctx.settings).getSubscription(ours.reference);
-    return { status: cardStatus(sub.status, sub.cancelAtPeriodEnd), periodEnd: sub.currentPeriodEnd, state: sub.cancelAtPeriodEnd ? `${sub.status} (cancel_at_period_end)` : sub.status };
+    const status = cardStatus(sub.status, sub.cancelAtPeriodEnd);
+    return {
+      status,
+      periodEnd: sub.currentPeriodEnd,
+      state: sub.cancelAtPeriodEnd ? `${sub.status} (cancel_at_period_end)` : sub.status,
+      // past_due: the renewal invoice that failed was made when the period we recorded ended; grace counts
+      // from it for card_processor_grace_days, as the webhook counts it from the failed invoice.
+      ...(status === 'in_grace' ? { graceUntil: graceAfter(ours.periodEnd ?? now, ctx.settings.int('card_processor_grace_days')) } : {}),
+      ...(status === 'paused' ? { resumeTime: null } : {}),
+    };
   },
   async wallet_provider(ctx, ours, now) {
     const sub = await ctx.deps.walletProvider(ctx.settings).getSubscription(ours.reference);
@@ -124,10 +139,13 @@ export const PROVIDER_READERS: Readonly<Record<PaymentSource, ProviderReader>> =
   async ios_store(ctx, ours) {
     const sub = await readAppStoreSubscription(ctx, ours.reference);
     const autoRenew = typeof sub.renewal?.autoRenewStatus === 'number' ? sub.renewal.autoRenewStatus : undefined;
+    const status = appStoreStatus(sub.status, autoRenew, typeof sub.transaction.revocationDate === 'number');
     return {
-      status: appStoreStatus(sub.status, autoRenew, typeof sub.transaction.revocationDate === 'number'),
+      status,
       periodEnd: typeof sub.transaction.expiresDate === 'number' ? new Date(sub.transaction.expiresDate) : null,
       state: `status ${sub.status}${autoRenew === undefined ? '' : `, autoRenewStatus ${autoRenew}`}`,
+      // The grace period's end is the renewal info's, as in a DID_FAIL_TO_RENEW GRACE_PERIOD notification.
+      ...(status === 'in_grace' ? { graceUntil: typeof sub.renewal?.gracePeriodExpiresDate === 'number' ? new Date(sub.renewal.gracePeriodExpiresDate) : null } : {}),
     };
   },
   async android_store(ctx, ours) {
@@ -135,6 +153,16 @@ export const PROVIDER_READERS: Readonly<Record<PaymentSource, ProviderReader>> =
     if (!packageName) throw new Error('android_store_package_name is not set');
     const sub = await readPlaySubscription(ctx, packageName, ours.reference);
     const state = String(sub.subscriptionState ?? '');
-    return { status: playStatus(state), periodEnd: dateOf((sub.lineItems as Array<Record<string, unknown>> | undefined)?.[0]?.expiryTime), state };
+    const status = playStatus(state);
+    const expiry = dateOf((sub.lineItems as Array<Record<string, unknown>> | undefined)?.[0]?.expiryTime);
+    const paused = sub.pausedStateContext as Record<string, unknown> | undefined;
+    return {
+      status,
+      periodEnd: expiry,
+      state,
+      // In grace the line item's expiry is the grace period's end (as the webhook reads it).
+      ...(status === 'in_grace' ? { graceUntil: expiry } : {}),
+      ...(status === 'paused' ? { resumeTime: dateOf(paused?.autoResumeTime) } : {}),
+    };
   },
 });

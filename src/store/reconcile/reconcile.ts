@@ -51,7 +51,7 @@ interface Candidate {
 
 const ts = (d: Date | null) => (d === null ? null : formatTimestamp(d));
 
-/** The live and recently ended subscriptions, in id order after `afterId`. */
+/** The live (billing issues included) and recently ended subscriptions, in id order after `afterId`. */
 async function candidates(db: Kysely<DB>, opts: ReconcileOptions, now: Date, afterId: number): Promise<Candidate[]> {
   const endedSince = new Date(now.getTime() - RECENTLY_ENDED_DAYS * 86_400_000);
   const rows = await db
@@ -62,7 +62,7 @@ async function candidates(db: Kysely<DB>, opts: ReconcileOptions, now: Date, aft
     .where('odi_subscription_reference', 'is not', null)
     .where((eb) =>
       eb.or([
-        eb('odi_subscription_status', 'in', ['active', 'cancelled']),
+        eb('odi_subscription_status', 'in', ['active', 'cancelled', 'in_grace', 'on_hold', 'paused']),
         eb.and([eb('odi_subscription_status', '=', 'expired'), eb('odi_subscription_period_end', '>=', endedSince)]),
       ]),
     )
@@ -101,6 +101,9 @@ async function applyPlan(trx: Kysely<DB>, ctx: StoreContext, membership: TierMem
   const plan = planReconcile({ status: item.odi_subscription_status, periodEnd: item.odi_subscription_period_end }, reading, ctx.clock.now());
   if (plan.events.length === 0) return false;
   const deps = { clock: ctx.clock, membership: membership.within(trx).noting({ how: 'reconcile' }), webhookLogId: 0 };
+  // In a billing issue the provider's period end is no paid period (an unpaid renewal's, or the grace
+  // end): the recorded period stays, as the webhooks keep it.
+  const billingIssue = reading.status === 'in_grace' || reading.status === 'on_hold' || reading.status === 'paused';
   let changed = false;
   for (const kind of plan.events) {
     const ev: StoreEvent = {
@@ -110,9 +113,11 @@ async function applyPlan(trx: Kysely<DB>, ctx: StoreContext, membership: TierMem
       lookup: { orderId: item.odi_ord_order_id },
       user: {},
       product: {},
-      periodEnd: reading.periodEnd,
+      periodEnd: billingIssue ? null : reading.periodEnd,
       eventTime: readAt,
       ...(kind === 'refund' ? { refundWhole: true } : {}),
+      ...(kind === 'in_grace' ? { graceUntil: reading.graceUntil ?? null } : {}),
+      ...(kind === 'paused' ? { resumeTime: reading.resumeTime ?? null } : {}),
     };
     const outcomes: EventOutcome[] = await applyStoreEvent(trx, deps, ev);
     const first = outcomes[0];
@@ -120,13 +125,13 @@ async function applyPlan(trx: Kysely<DB>, ctx: StoreContext, membership: TierMem
     if (!first || first.outcome === 'pending' || first.outcome === 'unknown_subscription' || first.outcome === 'unresolved') {
       throw new Error(`Reconciling order item ${c.id} found no subscription to apply ${kind} to`);
     }
-    if (first.outcome !== 'stale') changed = true;
+    if (first.outcome !== 'stale' && first.outcome !== 'unchanged') changed = true;
   }
   return changed;
 }
 
 /**
- * Reads each live or recently ended subscription (optionally one user's, or one source's) from its
+ * Reads each live (billing issues included) or recently ended subscription (optionally one user's, or one source's) from its
  * provider and applies the differences, the provider's state winning, through the store's processor
  * and so the one grant and the one removal path; tier changes are recorded with how 'reconcile'. A
  * provider that cannot be read changes nothing and is listed as unreachable. A dry run only reports.
