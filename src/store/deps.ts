@@ -7,7 +7,8 @@ import { RestWalletProviderClient, type WalletProviderClient } from './providers
 /**
  * What the store reaches outside the process for. Every address is a setting (DESIGN 14, "Test
  * authorities"): the API bases, wallet_provider_cert_hosts, android_store_oidc_certs_url and
- * android_store_token_url, so a sandbox or a fake on 127.0.0.1 stands in by settings alone.
+ * android_store_token_url, so a sandbox or a fake on 127.0.0.1 stands in by settings alone. App Store
+ * chains name their own OCSP responder (a local test authority names its own), so they need no entry here.
  */
 export interface StoreDeps {
   /** GETs a wallet-provider certificate (PEM); the URL is already checked to be on a trusted certificate host. */
@@ -21,8 +22,6 @@ export interface StoreDeps {
   androidAccessToken(settings: Settings, opts?: { refresh?: boolean }): Promise<string>;
   cardProcessor(settings: Settings): CardProcessorClient;
   walletProvider(settings: Settings): WalletProviderClient;
-  /** App Store chains: OCSP revocation checks and validity at the current date (true in production). */
-  iosOnlineChecks: boolean;
 }
 
 export function defaultStoreDeps(clock: Clock): StoreDeps {
@@ -36,7 +35,6 @@ export function defaultStoreDeps(clock: Clock): StoreDeps {
     },
     googleOidcCertificates: (settings) => oidcCertificates(settings.string('android_store_oidc_certs_url') || GOOGLE_OIDC_CERTS_URL),
     androidAccessToken: (settings, opts) => play.token(settings, opts),
-    iosOnlineChecks: true,
     cardProcessor: (settings) => StripeCardProcessorClient.fromSettings(settings),
     walletProvider(settings) {
       // One client per configuration, so its OAuth token is reused until it expires.

@@ -15,7 +15,8 @@ const wallet = walletDriver();
 const android = androidDriver();
 const ios = iosDriver();
 const inAppKey = makeInAppKey();
-const appStore = new FakeAppStoreApi(ios.chain, inAppKey, IOS_BUNDLE_ID);
+/** Signs with the iOS driver's test authority, minted by its setup. */
+let appStore: FakeAppStoreApi;
 const stripe = new FakeStripe();
 const DAY = 86_400_000;
 const at = providerDay;
@@ -119,6 +120,7 @@ beforeAll(async () => {
   await setStoreActive(t, true);
   silver = await createTier(t, { name: 'silver', level: 20 });
   for (const s of SOURCES) await s.driver.setup(t);
+  appStore = new FakeAppStoreApi(ios.chain, inAppKey, IOS_BUNDLE_ID);
   await stripe.start();
   await appStore.start();
   for (const [name, value] of Object.entries({

@@ -4,7 +4,9 @@ import { ANDROID_AUDIENCE, ANDROID_PUSH_EMAIL, androidDriver } from '../helpers/
 import { signOidcToken } from '../helpers/providers/google-oidc-signer.js';
 import { cardDriver } from '../helpers/providers/card-driver.js';
 import { makeAppleLeaf } from '../helpers/providers/apple-signer.js';
-import { iosDriver } from '../helpers/providers/ios-driver.js';
+import { iosDriver, type IosDriver } from '../helpers/providers/ios-driver.js';
+import { downUrl } from '../helpers/providers/fake-ocsp.js';
+import rs from 'jsrsasign';
 import { WALLET_CERT_PATH, signWallet, walletDriver } from '../helpers/providers/wallet-driver.js';
 import { PROVIDER_T0, createProduct, itemFor, postWebhook, providerDay, tierOf as tierOfUser, setStoreActive, uniqueRef, webhookLogs, type ProviderFact, type SourceDriver } from '../helpers/store.js';
 import { changeRows, createTier, tierMemberships, type TestTier } from '../helpers/tiers.js';
@@ -33,6 +35,7 @@ afterAll(async () => {
 const at = providerDay;
 const T0 = PROVIDER_T0;
 const tierOf = (userId: number) => tierOfUser(t, userId);
+const serialOf = (cert: { pem: string }) => new rs.X509(cert.pem).getSerialNumberHex();
 
 describe.each(DRIVERS)('webhooks from $source', (d) => {
   const productFor = async (tier: TestTier | null) => {
@@ -279,7 +282,6 @@ describe('wallet provider certificate', () => {
 });
 
 describe('iOS store signature chain', () => {
-  const ios = iosDriver();
   const fact = async (): Promise<ProviderFact> => {
     const userId = (await t.createUser()).userId;
     const providerProductId = uniqueRef('ios-chain-');
@@ -287,22 +289,55 @@ describe('iOS store signature chain', () => {
     return { userId, productId, providerProductId, ref: uniqueRef('1000'), at: T0, periodEnd: at(30) };
   };
 
-  it('a leaf of the trusted chain that was valid at the signing date verifies; one expired by then is refused', async () => {
-    const f = await fact();
-    const chain = (DRIVERS[2] as ReturnType<typeof iosDriver>).chain;
-    const fresh = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-06-01T00:00:00Z') }) };
-    const stale = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2026-01-01T00:00:00Z'), leafNotAfter: new Date('2026-02-28T00:00:00Z') }) };
-    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', stale))).statusCode).toBe(401);
+  const trusted = () => DRIVERS[2] as IosDriver;
+  const refusedUnchanged = async (res: Awaited<ReturnType<typeof postWebhook>>, f: ProviderFact, status: number, errortype: string, logsBefore: number) => {
+    expect(res.statusCode, res.body).toBe(status);
+    expect(res.json).toMatchObject({ api_version: '1.0', errortype });
+    expect(await webhookLogs(t, 'ios_store')).toHaveLength(logsBefore);
     expect(await tierOf(f.userId)).toBeNull();
-    expect((await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', fresh))).statusCode).toBe(200);
+    expect(await itemFor(t, 'ios_store', f.ref)).toBeUndefined();
+  };
+
+  it('the chain is checked online: a leaf valid now verifies after its OCSP responder answers good; one expired now is refused', async () => {
+    const f = await fact();
+    const { chain, ocsp } = trusted();
+    const day = 86_400_000;
+    const fresh = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date(Date.now() - 30 * day), leafNotAfter: new Date(Date.now() + 30 * day) }) };
+    const stale = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date(Date.now() - 30 * day), leafNotAfter: new Date(Date.now() - day) }) };
+    await refusedUnchanged(await postWebhook(t, 'ios_store', await trusted().notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', stale)), f, 401, 'AuthenticationError', (await webhookLogs(t, 'ios_store')).length);
+    const asked = ocsp.requests.length;
+    expect((await postWebhook(t, 'ios_store', await trusted().notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', fresh))).statusCode).toBe(200);
     expect(await tierOf(f.userId)).toBe(gold.tierId);
+    // The leaf and the intermediate were each asked about at the responder the certificates name.
+    expect(ocsp.requests.slice(asked).flat()).toEqual(expect.arrayContaining([serialOf(fresh.leaf), serialOf(chain.intermediate)]));
+  });
+
+  it('a notification whose leaf the OCSP responder reports revoked is 401 AuthenticationError and changes nothing', async () => {
+    const f = await fact();
+    const { chain, ocsp } = trusted();
+    const revoked = { ...chain, leaf: makeAppleLeaf(chain.intermediate) };
+    ocsp.revoke(chain.intermediate, revoked.leaf);
+    const before = (await webhookLogs(t, 'ios_store')).length;
+    await refusedUnchanged(await postWebhook(t, 'ios_store', await trusted().notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', revoked)), f, 401, 'AuthenticationError', before);
+    expect(await changeRows(t, f.userId)).toEqual([]);
+  });
+
+  it('a notification whose OCSP responder is down is refused as retryable (500 TransactionError, so the App Store redelivers) and changes nothing', async () => {
+    const f = await fact();
+    const { chain } = trusted();
+    const unreachable = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { ocspUrl: await downUrl() }) };
+    const before = (await webhookLogs(t, 'ios_store')).length;
+    const res = await postWebhook(t, 'ios_store', await trusted().notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', unreachable));
+    await refusedUnchanged(res, f, 500, 'TransactionError', before);
+    expect(res.json.error).toMatch(/retry/);
+    expect(await changeRows(t, f.userId)).toEqual([]);
   });
 
   it('unsigned environments (Xcode, LocalTesting) are refused rather than trusted', async () => {
     const f = await fact();
     await t.services.settings.set('ios_store_environment', 'Xcode');
     try {
-      const res = await postWebhook(t, 'ios_store', await ios.notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY'));
+      const res = await postWebhook(t, 'ios_store', await trusted().notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY'));
       expect(res.statusCode).toBe(401);
       expect(await tierOf(f.userId)).toBeNull();
     } finally {

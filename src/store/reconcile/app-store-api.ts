@@ -64,7 +64,7 @@ export interface AppStoreSubscription {
  * id, environment). Throws when the API cannot be asked, answers an error, or does not name the subscription.
  */
 export async function readAppStoreSubscription(ctx: StoreContext, originalTransactionId: string): Promise<AppStoreSubscription> {
-  const verifier = verifierFor(ctx.settings, ctx.deps.iosOnlineChecks);
+  const verifier = verifierFor(ctx.settings);
   if (!verifier) throw new Error('iOS store signature verification is not configured');
   const client = AppStoreApiClient.fromSettings(ctx.settings);
   const res = await client.getAllSubscriptionStatuses(originalTransactionId);

@@ -1,11 +1,13 @@
 import {
   Environment,
   SignedDataVerifier,
+  VerificationException,
+  VerificationStatus,
   type JWSRenewalInfoDecodedPayload,
   type JWSTransactionDecodedPayload,
   type ResponseBodyV2DecodedPayload,
 } from '@apple/app-store-server-library';
-import { authError } from '../../http/errors.js';
+import { ApiError, authError } from '../../http/errors.js';
 import type { Settings } from '../../settings/store.js';
 import type { StoreEvent, VerifiedDelivery, WebhookAdapter } from '../events.js';
 
@@ -19,16 +21,21 @@ export function pemListToDer(pems: string): Buffer[] {
 
 let cached: { key: string; verifier: SignedDataVerifier } | null = null;
 
-/** One verifier per configuration (it caches verified chains); null when the settings cannot make one. */
-export function verifierFor(settings: Settings, onlineChecks: boolean): SignedDataVerifier | null {
+/**
+ * One verifier per configuration (it caches verified chains); null when the settings cannot make one.
+ * Online checks are always on: every chain's leaf and intermediate are checked for revocation (OCSP, at
+ * the responder each certificate names) and for validity at the current date. The library skips
+ * verification only for Xcode and LocalTesting payloads, which are not signed and refused here.
+ */
+export function verifierFor(settings: Settings): SignedDataVerifier | null {
   const environment = SIGNED_ENVIRONMENTS[settings.string('ios_store_environment')];
   const bundleId = settings.string('ios_store_bundle_id');
   const roots = pemListToDer(settings.string('ios_store_root_certificates'));
   const appAppleId = Number(settings.string('ios_store_app_apple_id')) || undefined;
   if (!environment || !bundleId || roots.length === 0) return null;
   if (environment === Environment.PRODUCTION && appAppleId === undefined) return null;
-  const key = [environment, bundleId, appAppleId, onlineChecks, settings.string('ios_store_root_certificates')].join('\n');
-  if (cached?.key !== key) cached = { key, verifier: new SignedDataVerifier(roots, onlineChecks, environment, bundleId, appAppleId) };
+  const key = [environment, bundleId, appAppleId, settings.string('ios_store_root_certificates')].join('\n');
+  if (cached?.key !== key) cached = { key, verifier: new SignedDataVerifier(roots, true, environment, bundleId, appAppleId) };
   return cached.verifier;
 }
 
@@ -129,8 +136,8 @@ function iosDelivery(
 /**
  * App Store Server Notifications V2: the signedPayload, and the signed transaction and renewal info it
  * carries, verified by the App Store library's SignedDataVerifier against ios_store_root_certificates
- * (certificate chain with Apple's marker extensions, validity at the signing date, ES256 signature),
- * for the configured bundle id and environment.
+ * (certificate chain with Apple's marker extensions, validity now, the leaf's and intermediate's OCSP
+ * status, ES256 signature), for the configured bundle id and environment.
  */
 export const iosStoreWebhook: WebhookAdapter = {
   source: 'ios_store',
@@ -142,7 +149,7 @@ export const iosStoreWebhook: WebhookAdapter = {
       signedPayload = undefined;
     }
     if (typeof signedPayload !== 'string' || signedPayload === '') throw authError(400, 'Missing signedPayload');
-    const verifier = verifierFor(ctx.settings, ctx.deps.iosOnlineChecks);
+    const verifier = verifierFor(ctx.settings);
     if (!verifier) throw authError(401, 'iOS store notifications are not configured');
     let notification: ResponseBodyV2DecodedPayload;
     let transaction: JWSTransactionDecodedPayload | null = null;
@@ -151,7 +158,12 @@ export const iosStoreWebhook: WebhookAdapter = {
       notification = await verifier.verifyAndDecodeNotification(signedPayload);
       if (notification.data?.signedTransactionInfo) transaction = await verifier.verifyAndDecodeTransaction(notification.data.signedTransactionInfo);
       if (notification.data?.signedRenewalInfo) renewal = await verifier.verifyAndDecodeRenewalInfo(notification.data.signedRenewalInfo);
-    } catch {
+    } catch (err) {
+      // The certificates' OCSP responder could not be asked: the signature is not known to be bad, so
+      // the App Store is told to retry (any non-2xx answer makes it redeliver) rather than refused.
+      if (err instanceof VerificationException && err.status === VerificationStatus.RETRYABLE_VERIFICATION_FAILURE) {
+        throw new ApiError(500, 'TransactionError', 'The iOS store signature could not be checked now (certificate status unavailable); it will be accepted on retry');
+      }
       throw authError(401, 'Invalid iOS store signature');
     }
     if (!notification.notificationUUID) throw authError(400, 'iOS store notification has no notificationUUID');

@@ -11,15 +11,23 @@ export interface AppleChain {
   leaf: TestCertificate;
 }
 
-/** A test root CA, an intermediate and a signing leaf shaped like Apple's (EC P-256, marker extensions). */
-export function makeAppleChain(o: { leafNotBefore?: Date; leafNotAfter?: Date } = {}): AppleChain {
-  const root = makeCertificate({ cn: 'Test Apple Root CA - G3', keyType: 'ec', ca: true });
-  const intermediate = makeCertificate({ cn: 'Test Apple WWDR CA G6', keyType: 'ec', ca: true, issuer: root, extensions: [APPLE_INTERMEDIATE_OID] });
+/**
+ * A test root CA, an intermediate and a signing leaf shaped like Apple's (EC P-256, marker extensions).
+ * With ocspUrl (a FakeOcspResponder's), the intermediate and the leaf name it in their Authority
+ * Information Access, as Apple's do theirs, so the library's online checks ask it.
+ */
+export function makeAppleChain(o: { leafNotBefore?: Date; leafNotAfter?: Date; ocspUrl?: string } = {}): AppleChain {
+  const responder = o.ocspUrl ? { responderUrl: o.ocspUrl } : {};
+  const root = makeCertificate({ cn: 'Test Apple Root CA - G3', keyType: 'ec', ca: true, ...responder });
+  const intermediate = makeCertificate({ cn: 'Test Apple WWDR CA G6', keyType: 'ec', ca: true, issuer: root, extensions: [APPLE_INTERMEDIATE_OID], ...responder });
   return { root, intermediate, leaf: makeAppleLeaf(intermediate, o) };
 }
 
-/** A signing leaf under the given intermediate, optionally with its own validity window. */
-export function makeAppleLeaf(intermediate: TestCertificate, o: { leafNotBefore?: Date; leafNotAfter?: Date } = {}): TestCertificate {
+/**
+ * A signing leaf under the given intermediate, optionally with its own validity window; it names the
+ * intermediate's OCSP responder unless ocspUrl says another.
+ */
+export function makeAppleLeaf(intermediate: TestCertificate, o: { leafNotBefore?: Date; leafNotAfter?: Date; ocspUrl?: string } = {}): TestCertificate {
   return makeCertificate({
     cn: 'Test Prod ECC Mac App Store and iTunes Store Receipt Signing',
     keyType: 'ec',
@@ -27,6 +35,7 @@ export function makeAppleLeaf(intermediate: TestCertificate, o: { leafNotBefore?
     extensions: [APPLE_LEAF_OID],
     ...(o.leafNotBefore ? { notBefore: o.leafNotBefore } : {}),
     ...(o.leafNotAfter ? { notAfter: o.leafNotAfter } : {}),
+    ...(o.ocspUrl ? { ocspUrl: o.ocspUrl } : {}),
   });
 }
 

@@ -3,6 +3,7 @@ import { storeAccountToken } from '../../../src/store/accounts.js';
 import type { TestApp } from '../app.js';
 import type { Delivery, ProviderFact, SourceDriver } from '../store.js';
 import { makeAppleChain, makeAppleLeaf, signAppleJws, type AppleChain } from './apple-signer.js';
+import { FakeOcspResponder } from './fake-ocsp.js';
 
 export const IOS_BUNDLE_ID = 'com.example.gatehouse';
 
@@ -15,11 +16,26 @@ export interface IosExtras {
   renewal?: Record<string, unknown>;
 }
 
-export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestApp, f: ProviderFact, type: string, subtype?: string, chain?: AppleChain, extras?: IosExtras): Promise<Delivery> } {
-  const chain = makeAppleChain();
-  const untrusted = makeAppleChain();
-  // A leaf of the trusted chain whose validity ended before the payloads' signing dates.
-  const expiredChain: AppleChain = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2025-01-01T00:00:00Z'), leafNotAfter: new Date('2025-12-31T00:00:00Z') }) };
+export interface IosDriver extends SourceDriver {
+  /** The test authority's chain (minted by setup, once its OCSP responder listens). */
+  readonly chain: AppleChain;
+  /** The test authority's OCSP responder, named by the chain's certificates. */
+  readonly ocsp: FakeOcspResponder;
+  notify(t: TestApp, f: ProviderFact, type: string, subtype?: string, chain?: AppleChain, extras?: IosExtras): Promise<Delivery>;
+}
+
+/**
+ * The iOS store through a test authority: a root in ios_store_root_certificates, an intermediate and a
+ * leaf naming the authority's OCSP responder on 127.0.0.1, so the App Store library's online checks
+ * (revocation, validity now) run as in production.
+ */
+export function iosDriver(): IosDriver {
+  const ocsp = new FakeOcspResponder();
+  let minted: { chain: AppleChain; untrusted: AppleChain; expiredChain: AppleChain } | null = null;
+  const authority = () => {
+    if (!minted) throw new Error('iosDriver: setup() mints the test authority');
+    return minted;
+  };
 
   async function payloadFor(t: TestApp, f: ProviderFact, type: string, subtype: string | undefined, signer: AppleChain, extras: IosExtras) {
     const signedDate = f.at.getTime();
@@ -48,31 +64,42 @@ export function iosDriver(): SourceDriver & { chain: AppleChain; notify(t: TestA
       data: { bundleId: IOS_BUNDLE_ID, environment: 'Sandbox', signedTransactionInfo: signAppleJws(transaction, signer), signedRenewalInfo: signAppleJws(renewal, signer), status: 1 },
     };
   }
-  const notify = async (t: TestApp, f: ProviderFact, type: string, subtype?: string, signer: AppleChain = chain, extras: IosExtras = {}): Promise<Delivery> => ({
+  const notify = async (t: TestApp, f: ProviderFact, type: string, subtype?: string, signer: AppleChain = authority().chain, extras: IosExtras = {}): Promise<Delivery> => ({
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ signedPayload: signAppleJws(await payloadFor(t, f, type, subtype, signer, extras), signer) }),
   });
   return {
     source: 'ios_store',
     productColumn: 'pro_ios_product_id',
-    chain,
+    get chain() {
+      return authority().chain;
+    },
+    ocsp,
     notify,
     async setup(t) {
+      if (!minted) {
+        await ocsp.start();
+        const chain = makeAppleChain({ ocspUrl: ocsp.url });
+        ocsp.serve(chain.root, chain.intermediate);
+        // A leaf of the trusted chain whose validity has ended.
+        const expiredChain: AppleChain = { ...chain, leaf: makeAppleLeaf(chain.intermediate, { leafNotBefore: new Date('2025-01-01T00:00:00Z'), leafNotAfter: new Date('2025-12-31T00:00:00Z') }) };
+        minted = { chain, untrusted: makeAppleChain({ ocspUrl: ocsp.url }), expiredChain };
+      }
       await t.services.settings.set('ios_store_bundle_id', IOS_BUNDLE_ID);
       await t.services.settings.set('ios_store_environment', 'Sandbox');
-      await t.services.settings.set('ios_store_root_certificates', chain.root.pem);
-      // No OCSP in tests: the library checks validity at each payload's signing date instead.
-      t.services.store.deps.iosOnlineChecks = false;
+      await t.services.settings.set('ios_store_root_certificates', minted.chain.root.pem);
     },
-    async teardown() {},
+    async teardown() {
+      await ocsp.stop();
+    },
     purchase: (t, f) => notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY'),
     renewal: (t, f) => notify(t, f, 'DID_RENEW'),
     expiry: (t, f) => notify(t, f, 'EXPIRED', 'VOLUNTARY'),
     refund: (t, f) => notify(t, f, 'REFUND'),
     cancelScheduled: (t, f) => notify(t, f, 'DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_DISABLED'),
     cancelUndone: (t, f) => notify(t, f, 'DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_ENABLED'),
-    badSignature: (t, f) => notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', untrusted),
-    expired: (t, f) => notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', expiredChain),
+    badSignature: (t, f) => notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', authority().untrusted),
+    expired: (t, f) => notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY', authority().expiredChain),
     async tampered(t, f) {
       const d = await notify(t, f, 'SUBSCRIBED', 'INITIAL_BUY');
       const jws = (JSON.parse(d.body) as { signedPayload: string }).signedPayload;

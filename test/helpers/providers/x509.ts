@@ -8,6 +8,8 @@ export interface TestCertificate {
   privateKey: KeyObject;
   publicKey: KeyObject;
   subject: string;
+  /** A CA's OCSP responder: the URL the certificates it issues name in their Authority Information Access. */
+  responderUrl?: string;
 }
 
 const stamp = (d: Date) => d.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
@@ -15,6 +17,8 @@ const stamp = (d: Date) => d.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 
 /**
  * A test X.509 certificate built with jsrsasign (already installed with the App Store library):
  * self-signed when no issuer is given. `extensions` adds marker extensions (OID with a NULL value).
+ * `ocspUrl` (default: the issuer's responderUrl) goes in the Authority Information Access extension;
+ * `responderUrl` is what this certificate, as a CA, hands to the ones it issues.
  */
 export function makeCertificate(o: {
   cn: string;
@@ -25,7 +29,12 @@ export function makeCertificate(o: {
   notAfter?: Date;
   extensions?: string[];
   serial?: number;
+  ocspUrl?: string;
+  responderUrl?: string;
+  /** Extended key usages by jsrsasign name (e.g. ocspSigning). */
+  extKeyUsage?: string[];
 }): TestCertificate {
+  const ocspUrl = o.ocspUrl ?? o.issuer?.responderUrl;
   const keys = o.keyType === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const signer = o.issuer ?? { privateKey: keys.privateKey, subject: `/CN=${o.cn}` };
   const signerType = o.issuer ? (o.issuer.privateKey.asymmetricKeyType === 'ec' ? 'ec' : 'rsa') : o.keyType;
@@ -39,6 +48,8 @@ export function makeCertificate(o: {
     sbjpubkey: keys.publicKey.export({ type: 'spki', format: 'pem' }) as string,
     ext: [
       { extname: 'basicConstraints', critical: true, cA: Boolean(o.ca) },
+      ...(o.extKeyUsage ? [{ extname: 'extKeyUsage', array: o.extKeyUsage.map((name) => ({ name })) }] : []),
+      ...(ocspUrl ? [{ extname: 'authorityInfoAccess', array: [{ ocsp: ocspUrl }] }] : []),
       ...(o.extensions ?? []).map((oid) => ({ extname: oid, extn: '0500' })),
     ] as never,
     sigalg: signerType === 'ec' ? 'SHA256withECDSA' : 'SHA256withRSA',
@@ -46,5 +57,5 @@ export function makeCertificate(o: {
   });
   const pem = cert.getPEM();
   const base64Der = pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
-  return { pem, base64Der, privateKey: keys.privateKey, publicKey: keys.publicKey, subject: `/CN=${o.cn}` };
+  return { pem, base64Der, privateKey: keys.privateKey, publicKey: keys.publicKey, subject: `/CN=${o.cn}`, ...(o.responderUrl ? { responderUrl: o.responderUrl } : {}) };
 }
