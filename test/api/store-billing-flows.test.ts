@@ -306,6 +306,21 @@ describe('a lower-tier subscription whose grant was skipped (upgrade-only)', () 
     expect(await tierOf(m.userId)).toBe(gold.tierId);
     expect((await itemFor(t, 'ios_store', g.ref))!.odi_subscription_status).toBe('active');
   });
+
+  it('bears no tier: its grace ending in a hold (period-end task) leaves a higher tier assigned by staff', async () => {
+    const m = await member();
+    await t.services.tiers.membership.assignManually(m.userId, gold.tierId, null);
+    const low = await product(ios, silver, 999);
+    const s: ProviderFact = { userId: m.userId, ...low, ref: uniqueRef('3200'), at: at(0), periodEnd: at(30) };
+    const bought = await ok('ios_store', ios.purchase(t, s));
+    expect(bought.outcomes).toEqual([expect.objectContaining({ outcome: 'granted', grant: 'skipped_lower_level' })]);
+    await ok('ios_store', ios.notify(t, { ...s, at: at(30) }, 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD', undefined, { renewal: { gracePeriodExpiresDate: at(46).getTime(), isInBillingRetryPeriod: true } }));
+    expect((await itemFor(t, 'ios_store', s.ref))!.odi_subscription_status).toBe('in_grace');
+
+    expect(await periodEndAt(at(47))).toMatchObject({ grace_ended: 1 });
+    expect((await itemFor(t, 'ios_store', s.ref))!.odi_subscription_status).toBe('on_hold');
+    expect(await tierOf(m.userId)).toBe(gold.tierId);
+  });
 });
 
 describe('a provider API token refused with 401', () => {

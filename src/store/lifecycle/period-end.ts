@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Settings } from '../../settings/store.js';
 import { TierInputError } from '../../tiers/errors.js';
 import { recordSubscriptionStatusChange } from '../../tiers/change-tracking.js';
-import { TierMembershipService } from '../../tiers/membership.js';
+import { TierMembershipService, type BillingSource } from '../../tiers/membership.js';
 import { planBilling, subscriptionRef, type WebBilledSource } from './billing.js';
 import { switchPlan } from './change-tier.js';
 import { readPlanProduct } from './subscriptions.js';
@@ -107,18 +107,7 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .set({ odi_subscription_status: 'expired', odi_update_time: now })
     .where('odi_order_item_id', '=', id)
     .execute();
-  const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
-  // A second source's purchase (flagged by the store) never held the tier, so its end takes none away.
-  // Nor did a purchase whose grant the upgrade-only rule skipped (DESIGN 14).
-  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null && item.odi_tier_skipped_time === null;
-  if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
-    await new TierMembershipService(trx, clock).removeFromAllTiers(
-      userId,
-      'expiry',
-      orderItemRef(id),
-      item.odi_payment_source ? { source: item.odi_payment_source } : {},
-    );
-  }
+  await removeTierHeldBy(trx, clock, id, item, 'expiry');
   const source = item.odi_payment_source === 'card_processor' || item.odi_payment_source === 'wallet_provider' ? item.odi_payment_source : null;
   return { source, ref: await subscriptionRef(trx, id) };
 }
@@ -133,7 +122,7 @@ async function endGrace(trx: Kysely<DB>, clock: Clock, id: number): Promise<bool
   const item = await lifecycleDb(trx)
     .selectFrom('odi_order_items')
     .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
-    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'odi_subscription_grace_until', 'pro_sbt_subscription_tier_id'])
+    .select(['odi_usr_user_id', 'odi_payment_source', 'odi_source_conflict_time', 'odi_tier_skipped_time', 'odi_subscription_grace_until', 'pro_sbt_subscription_tier_id'])
     .where('odi_order_item_id', '=', id)
     .where('odi_subscription_status', '=', 'in_grace')
     .where('odi_subscription_grace_until', '<=', now)
@@ -155,11 +144,27 @@ async function endGrace(trx: Kysely<DB>, clock: Clock, id: number): Promise<bool
     at: now,
     metadata: { source: item.odi_payment_source, event: 'grace_expired', grace_until: item.odi_subscription_grace_until?.toISOString() ?? null },
   });
-  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null;
-  if (userId !== null && heldTier && !(await holdsAnotherTierSubscription(trx, userId, id, now))) {
-    await new TierMembershipService(trx, clock).removeFromAllTiers(userId, 'on_hold', orderItemRef(id), item.odi_payment_source ? { source: item.odi_payment_source } : {});
-  }
+  await removeTierHeldBy(trx, clock, id, item, 'on_hold');
   return true;
+}
+
+/**
+ * The one removal path for a subscription that ends or goes on hold here: only the tier it held, and
+ * only while no other subscription of the user still pays for one. A second source's purchase (flagged
+ * by the store) never held the tier, nor did a purchase whose grant the upgrade-only rule skipped
+ * (DESIGN 14), so their end takes none away.
+ */
+async function removeTierHeldBy(
+  trx: Kysely<DB>,
+  clock: Clock,
+  id: number,
+  item: { odi_usr_user_id: number | null; odi_payment_source: BillingSource | null; odi_source_conflict_time: Date | null; odi_tier_skipped_time: Date | null; pro_sbt_subscription_tier_id: number | null },
+  reason: 'expiry' | 'on_hold',
+): Promise<void> {
+  const userId = item.odi_usr_user_id === null ? null : Number(item.odi_usr_user_id);
+  const heldTier = item.pro_sbt_subscription_tier_id !== null && item.odi_source_conflict_time === null && item.odi_tier_skipped_time === null;
+  if (userId === null || !heldTier || (await holdsAnotherTierSubscription(trx, userId, id, clock.now()))) return;
+  await new TierMembershipService(trx, clock).removeFromAllTiers(userId, reason, orderItemRef(id), item.odi_payment_source ? { source: item.odi_payment_source } : {});
 }
 
 /**
