@@ -192,7 +192,9 @@ async function resealFolders(db: Kysely<DB>, userId: number, oldSecretKey: Buffe
       continue;
     }
     const resealed = resealContentKey({ table: SEALED_FOLDERS_TABLE, id: f.fol_folder_id, sealedKey: f.fol_sealed_key }, oldSecretKey, newPublicKey);
-    if (!resealed) throw new Error(`sealed folder ${f.fol_folder_id} does not open with the vault's current key`);
+    // Sealed to a key that no longer exists (lost before rotations were serialised): nothing can open it,
+    // so it stays as it is; failing here would keep the owner from ever rotating again.
+    if (!resealed) continue;
     await db.updateTable('fol_folders').set({ fol_sealed_key: resealed }).where('fol_folder_id', '=', f.fol_folder_id).execute();
   }
 }
@@ -237,8 +239,9 @@ export async function sealLeftoverFolderNames(db: Kysely<DB>, limit = 1000): Pro
 let installed = false;
 /**
  * Registers the Drive's re-sealing with vault rotation: every sealed file's content key and every pending
- * sealed upload name of the user moves to the new public key in the rotation's transaction. A key that
- * does not open under the old secret fails the rotation (re-run it) rather than leaving a file unreadable.
+ * sealed upload name of the user moves to the new public key in the rotation's transaction. Every sealing
+ * writer holds the vault row while it seals (lockVault), so each key opens under the old secret; one that
+ * does not was sealed to a key already thrown away and is left as it is instead of failing every rotation.
  */
 export function installDriveResealer(): void {
   if (installed) return;
@@ -263,7 +266,8 @@ export function installDriveResealer(): void {
     if (blobIds.length > 0) await db.updateTable('fbb_file_blobs').set({ fbb_mime_type: null }).where('fbb_file_blob_id', 'in', blobIds).where('fbb_mime_type', 'is not', null).execute();
     for (const f of files) {
       const resealed = resealContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey, newPublicKey);
-      if (!resealed) throw new Error(`sealed file ${f.fil_file_id} does not open with the vault's current key`);
+      // As for folders: a key sealed to a key that no longer exists is already lost; it stays as it is.
+      if (!resealed) continue;
       // A MIME type stored in clear before MIME types were sealed is sealed now (the content key is the same).
       const leftoverMime =
         f.fil_mime_type === null

@@ -501,6 +501,31 @@ describe('rotation with sealed Drive files', () => {
     expect(completed.statusCode).toBe(200);
     expect(completed.json.data.file.name).toBe('pending name.bin');
   });
+
+  it('a file whose key was sealed to a key already thrown away does not stop the rotation; the others move to the new key', async () => {
+    const m = await vaultMember();
+    const folderId = await sealedFolder(m.c);
+    const keptBytes = content(500, 'kept');
+    const kept = (await webUpload(m.c, keptBytes, { name: 'kept.bin', folder_id: folderId })).json.data.file;
+    const lost = (await webUpload(m.c, content(400, 'lost'), { name: 'lost.bin', folder_id: folderId })).json.data.file;
+    // Data lost before rotations were serialised: a key that opens under no secret the vault has (the
+    // other file's sealed key is bound to that file's id, so it opens for no other file).
+    const keys = await t.services.db.selectFrom('fil_files').select(['fil_file_id', 'fil_sealed_key']).where('fil_file_id', 'in', [kept.file_id, lost.file_id]).execute();
+    const keptKey = keys.find((k) => k.fil_file_id === kept.file_id)!.fil_sealed_key!;
+    await t.services.db.updateTable('fil_files').set({ fil_sealed_key: keptKey }).where('fil_file_id', '=', lost.file_id).execute();
+
+    expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
+    const rotated = await post(m.c, 'vault_rotate_verify', { password: m.password });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const after = await t.services.db.selectFrom('fil_files').select(['fil_file_id', 'fil_sealed_key']).where('fil_file_id', 'in', [kept.file_id, lost.file_id]).execute();
+    expect(after.find((k) => k.fil_file_id === kept.file_id)!.fil_sealed_key).not.toBe(keptKey);
+    expect(after.find((k) => k.fil_file_id === lost.file_id)!.fil_sealed_key).toBe(keptKey);
+    await lock(m.c);
+    await unlockByCode(m.c, m.password, rotated.json.data.recovery_codes[0]);
+    const got = await m.c.get(`/drive/file/${kept.file_id}`);
+    expect(got.statusCode).toBe(200);
+    expect(got.rawPayload.equals(keptBytes)).toBe(true);
+  });
 });
 
 describe('a rotation interleaved with uploads into a sealed folder', () => {
