@@ -64,7 +64,8 @@ export function memberAdminPage(web: FastifyInstance, services: Services): void 
     const name = [user.usr_first_name, user.usr_last_name].filter(Boolean).join(' ');
     const last = await lastDriftReport(db);
     const drift = driftOf(last.report, subs.map((s) => Number(s.odi_order_item_id)));
-    const canResync = storeActive(services.settings) && mayActOn(viewer.user, { usr_user_id: userId, usr_permission: Number(user.usr_permission) });
+    const storeOn = storeActive(services.settings);
+    const canResync = storeOn && mayActOn(viewer.user, { usr_user_id: userId, usr_permission: Number(user.usr_permission) });
     const body = html`${adminNav()}
 <div class="card" id="member">
   <h2 style="overflow-wrap:anywhere">${user.usr_email}</h2>
@@ -99,7 +100,7 @@ ${drift.map((d) => html`<tr data-order-item="${d.order_item_id}"><td>${d.order_i
 ${canResync
   ? html`<p><button type="button" class="primary" id="resync" data-action="store_resync" data-body="${JSON.stringify({ user_id: userId })}">Resync billing</button></p>
 <p class="help">Reads this member's subscriptions from their providers now and repairs what differs (the provider's state wins).</p>`
-  : html`<p class="help" id="no-resync">${storeActive(services.settings) ? 'You cannot resync the billing of a user with more permission than yours.' : 'The store is inactive: billing cannot be resynced.'}</p>`}
+  : html`<p class="help" id="no-resync">${storeOn ? 'You cannot resync the billing of a user with more permission than yours.' : 'The store is inactive: billing cannot be resynced.'}</p>`}
 <p id="resync-result" role="status"></p>
 </div>
 <script src="/static/admin-member.js" defer></script>`;
