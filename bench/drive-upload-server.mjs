@@ -7,7 +7,7 @@ import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
 import { migrateToLatest } from '../dist/db/migrate.js';
-import { buildApp } from '../dist/http/app.js';
+import { buildApp } from '../dist/boot/app.js';
 import { createServices } from '../dist/services.js';
 import { createTier } from '../dist/tiers/tiers.js';
 

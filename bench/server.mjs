@@ -18,7 +18,7 @@ import { createMachineKey } from '../dist/accounts/api-keys.js';
 import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
-import { startServer } from '../dist/server.js';
+import { startServer } from '../dist/boot/server.js';
 
 const mode = process.argv[2];
 const host = '127.0.0.1';

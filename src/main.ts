@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
-import { serveUntilSignal } from './server.js';
+import { serveUntilSignal } from './boot/server.js';
 
 // Process entry (`npm start`, and `npm run dev` with --dev): serve until SIGTERM/SIGINT, then exit with the
 // shutdown's outcome. npm runs this process directly (`exec node ...`), so npm's SIGTERM reaches it.

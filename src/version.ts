@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from './plugins/registry.js';
+import { PROJECT_ROOT } from './settings/plugins.js';
 
 let cached: string | undefined;
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
-import type { PrincipalUser } from '../http/auth/principal.js';
+import type { PrincipalUser } from './auth/principal.js';
 import { burnVerification, verifySecret } from './passwords.js';
 
 /**

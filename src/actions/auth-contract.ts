@@ -1,6 +1,6 @@
-import type { Capability } from '../http/auth/capabilities.js';
-import { hasCapability } from '../http/auth/capabilities.js';
-import type { Principal } from '../http/auth/principal.js';
+import type { Capability } from '../accounts/auth/capabilities.js';
+import { hasCapability } from '../accounts/auth/capabilities.js';
+import type { Principal } from '../accounts/auth/principal.js';
 import { authError } from '../http/errors.js';
 
 /** A descriptor's auth block: every field optional; absent fields fall back to the surface, then built-ins. */

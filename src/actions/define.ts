@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { VaultWindow } from '../accounts/vault/window.js';
-import type { Principal, PrincipalUser } from '../http/auth/principal.js';
+import type { Principal, PrincipalUser } from '../accounts/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
 import type { StoreDeps } from '../store/deps.js';
 import type { AuthContract } from './auth-contract.js';
 import type { FormDefinition } from './form.js';
 import type { InputOf, InputSchema } from './input.js';
-import type { MailMessage } from './mailer.js';
+import type { MailMessage } from '../mail/mailer.js';
 
 /** A file sent as multipart attachments[] to an action that accepts files. */
 export interface Attachment {

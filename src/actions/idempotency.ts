@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
-import type { Principal } from '../http/auth/principal.js';
+import type { Principal } from '../accounts/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { validationError } from '../http/errors.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
-import type { KeyRow } from '../http/auth/authenticate.js';
+import type { KeyRow } from '../accounts/auth/authenticate.js';
 import type { Model, Row } from '../models/define.js';
 import type { UserTier } from '../tiers/features.js';
 import { ReadCache } from './read-cache.js';

@@ -41,7 +41,7 @@ export function createCliContext(config: Config, io: CliIo): CliContext {
     async withServices(fn, opts = {}) {
       // Loaded here, not at the top: bad input is refused before the database modules load.
       const [{ openCliDatabase }, { migrateToLatest }, { createServices }, { MemoryRateLimitStore }] = await Promise.all([
-        import('./database.js'),
+        import('../boot/cli-database.js'),
         import('../db/migrate.js'),
         import('../services.js'),
         import('../http/rate-limit/memory-store.js'),

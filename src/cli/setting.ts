@@ -16,7 +16,7 @@ export const SECRET_SET = '(set)';
 async function definitionOf(name: string): Promise<SettingDefinition> {
   let def = settingDefinition(name);
   if (!def) {
-    const { pluginModules } = await import('../plugins/modules.js');
+    const { pluginModules } = await import('../boot/plugins.js');
     await pluginModules();
     def = settingDefinition(name);
   }

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
-import { pluginMigrations, pluginModules } from '../plugins/modules.js';
+import { pluginMigrations, pluginModules } from '../boot/plugins.js';
 import { migrations } from './migrations/index.js';
 
 /** The core's migrations and every plugin's (named plugin_{name}_..., so they sort after the core's). */

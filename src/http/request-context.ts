@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { WebSession } from '../web/sessions.js';
-import type { Principal } from './auth/principal.js';
+import type { WebSession } from '../accounts/web-sessions.js';
+import type { Principal } from '../accounts/auth/principal.js';
 
 /** Which URL surface a route belongs to; recorded as the request log's feature. */
 export type Feature =

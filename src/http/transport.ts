@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import semver from 'semver';
 import type { Settings } from '../settings/store.js';
-import { CSRF_HEADER } from '../web/sessions.js';
+import { CSRF_HEADER } from '../accounts/web-sessions.js';
 import { ApiError } from './errors.js';
 
 export const SECURITY_HEADERS: Record<string, string> = {

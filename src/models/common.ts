@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import { openRowsExpression } from '../tiers/gate-context.js';
+import { openRowsExpression } from './gate.js';
 import { col, type CollectionFilter, type ColumnSpec, type Model, type ModelDeclaration, type RecordCheck, type ViewableReader } from './define.js';
 
 type Viewable = NonNullable<ModelDeclaration['viewable']>;

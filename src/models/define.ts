@@ -2,7 +2,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
-import { gateFor, type TierGate } from '../tiers/gate-context.js';
+import { gateFor, type TierGate } from './gate.js';
 
 /** A column's storage type; drives CRUD coercion, validation and export. */
 export type ColumnType = 'serial' | 'int' | 'bigint' | 'smallint' | 'bool' | 'text' | 'varchar' | 'timestamp' | 'date' | 'numeric' | 'jsonb';

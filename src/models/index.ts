@@ -1,4 +1,4 @@
-import type { Plugins } from '../plugins/registry.js';
+import type { Plugins } from '../settings/plugins.js';
 import type { Model } from './define.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { PluginState } from '../actions/registry.js';
-import type { PluginModule } from '../plugins/modules.js';
+import type { PluginModule } from '../boot/plugins.js';
 import { API_VERSION } from '../http/envelope.js';
 import { serviceVersion } from '../version.js';
 import { addActions } from './actions.js';

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { SECURITY_HEADERS } from '../http/transport.js';
 import type { Services } from '../services.js';
-import { pluginModules } from '../plugins/modules.js';
+import { pluginModules } from '../boot/plugins.js';
 import { OpenApiCache } from './document.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';

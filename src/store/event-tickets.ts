@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { closedReason, isFull, liveRegistrantCount, liveRegistration, loadEvent } from '../actions/events/rules.js';
+import { closedReason, isFull, liveRegistrantCount, liveRegistration, loadEvent } from '../events/rules.js';
 import type { DB } from '../db/types.js';
 import { businessError } from '../http/errors.js';
 

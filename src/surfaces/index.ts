@@ -9,8 +9,8 @@ import { managementSurface } from './management/index.js';
 import { formsSurface } from './forms/index.js';
 import { webhooksSurface } from './webhooks/index.js';
 import { driveUploadSurface } from './drive/uploads.js';
-import { pluginModules } from '../plugins/modules.js';
-import { withinPlugin } from '../plugins/routes.js';
+import { pluginModules } from '../boot/plugins.js';
+import { withinPlugin } from '../plugin-kit/routes.js';
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
 export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { html, type SafeHtml } from './html.js';
-import type { WebSession } from './sessions.js';
+import type { WebSession } from '../accounts/web-sessions.js';
 
 /** A one-time notice: set by a form's POST before its redirect, shown by the next page that takes it. */
 export interface Flash {

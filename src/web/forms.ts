@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import { html, type SafeHtml } from './html.js';
 import { apiRefusesRequest } from './https-notice.js';
 import { page, sendPage, type PageOptions } from './layout.js';
-import { checkFormToken, formToken } from './sessions.js';
+import { checkFormToken, formToken } from '../accounts/web-sessions.js';
 import { pageViewer, type SignedInUser } from './viewer.js';
 
 export type Viewer = Awaited<ReturnType<typeof pageViewer>>;

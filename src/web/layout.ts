@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { html, raw, type SafeHtml } from './html.js';
 import { httpsNotice } from './https-notice.js';
-import type { WebSession } from './sessions.js';
+import type { WebSession } from '../accounts/web-sessions.js';
 
 export interface PageViewer {
   session: WebSession | null;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { CSRF_MIRROR_COOKIE, SESSION_COOKIE, type WebSession } from './sessions.js';
+import { CSRF_MIRROR_COOKIE, SESSION_COOKIE, type WebSession } from '../accounts/web-sessions.js';
 
 interface RequestSessionState {
   loading?: Promise<WebSession | null>;

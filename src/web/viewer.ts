@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { displayName } from '../accounts/users.js';
-import type { PrincipalUser } from '../http/auth/principal.js';
+import type { PrincipalUser } from '../accounts/auth/principal.js';
 import type { Services } from '../services.js';
 import type { PageViewer } from './layout.js';
-import type { WebSession } from './sessions.js';
+import type { WebSession } from '../accounts/web-sessions.js';
 
 /** The page's session, creating a guest session when there is none (guests need a CSRF token too). */
 export async function ensureWebSession(request: FastifyRequest, services: Services): Promise<WebSession> {

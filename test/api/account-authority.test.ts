@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mayActOn } from '../../src/accounts/authority.js';
-import { formToken } from '../../src/web/sessions.js';
+import { formToken } from '../../src/accounts/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
 import { changeRows, createTier, tierMemberships } from '../helpers/tiers.js';

@@ -1,7 +1,7 @@
 import { createCipheriv, createHash, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '../../src/accounts/api-keys.js';
-import { formToken } from '../../src/web/sessions.js';
+import { formToken } from '../../src/accounts/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient } from '../helpers/browser-session.js';
 

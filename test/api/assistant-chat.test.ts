@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/types.js';
 import { activeDriveStorage } from '../../src/drive/storage.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/boot/app.js';
 import { multipartBody } from '../helpers/actions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 

@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { revokeKey, revokeSessionKeysOf } from '../../src/accounts/api-keys.js';
 import { hashSecret } from '../../src/accounts/passwords.js';
-import { machineKeyVerificationCache } from '../../src/http/auth/authenticate.js';
-import { requireCapability, type Capability } from '../../src/http/auth/capabilities.js';
+import { machineKeyVerificationCache } from '../../src/accounts/auth/authenticate.js';
+import { requireCapability, type Capability } from '../../src/accounts/auth/capabilities.js';
 import { success } from '../../src/http/envelope.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 

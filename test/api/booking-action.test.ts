@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowTables } from '../../src/actions/events/tables.js';
+import { workflowTables } from '../../src/events/tables.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
 

@@ -100,7 +100,7 @@ describe('website sign-in', () => {
     const c = await signIn(t, staff.email, staff.password);
     const home = await c.get('/');
     expect(home.body).not.toContain('login-as');
-    const { formToken } = await import('../../src/web/sessions.js');
+    const { formToken } = await import('../../src/accounts/web-sessions.js');
     const session = (await t.services.webSessions.load(c.jar.cookies.get('gatehouse_session')))!;
     const res = await c.postForm(`/admin/users/${member.userId}/login-as`, { form_token: formToken(session, 'login-as') });
     expect(res.statusCode).toBe(303);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openCliDatabase } from '../../src/cli/database.js';
+import { openCliDatabase } from '../../src/boot/cli-database.js';
 import { loadConfig } from '../../src/config.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { FeatureRegistry } from '../../src/tiers/feature-registry.js';

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
 import { FRAME_BYTES, sealedSize } from '../../src/drive/sealed-blob.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/boot/app.js';
 import type { TestApp } from '../helpers/app.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
 import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcileDriveUsageTask } from '../../src/tasks/reconcile-drive-usage.js';
+import { reconcileDriveUsageTask } from '../../src/drive/reconcile-usage-task.js';
 import { action, content, createDriveApp, member, PLAN, sendAll, upload, type DriveApp } from './drive-upload-fixture.js';
 
 // Issue 35 item 5: every stored byte counts against some limit and goes when its row goes. Open uploads

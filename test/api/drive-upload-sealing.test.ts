@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeDriveUploadsTask } from '../../src/tasks/purge-drive-uploads.js';
+import { purgeDriveUploadsTask } from '../../src/drive/uploads/purge-task.js';
 import { signIn, type WebClient } from '../helpers/browser-session.js';
 import { createDriveApp, memberWithLogin, PLAN, sha256, type DriveApp } from './drive-upload-fixture.js';
 

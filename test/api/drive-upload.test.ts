@@ -3,8 +3,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkTimings } from '../../src/surfaces/drive/uploads.js';
-import { purgeDriveUploadsTask } from '../../src/tasks/purge-drive-uploads.js';
-import { reconcileDriveUsageTask } from '../../src/tasks/reconcile-drive-usage.js';
+import { purgeDriveUploadsTask } from '../../src/drive/uploads/purge-task.js';
+import { reconcileDriveUsageTask } from '../../src/drive/reconcile-usage-task.js';
 import { action, CHUNK, content, createDriveApp, member, PLAN, putChunk, sendAll, sha256, upload, type DriveApp } from './drive-upload-fixture.js';
 
 describe('Drive chunked uploads', () => {

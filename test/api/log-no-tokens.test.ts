@@ -2,9 +2,9 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/boot/app.js';
 import { randomHex } from '../../src/lib/crypto.js';
-import { loggerOptions } from '../../src/server.js';
+import { loggerOptions } from '../../src/boot/server.js';
 import { PLAN, action, content, createDriveApp, member, sha256, type DriveApp } from './drive-upload-fixture.js';
 
 // SPEC "Request log record": secret keys are never logged. A token in a URL is a secret key: a device-link

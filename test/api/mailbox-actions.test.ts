@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { openContentKey } from '../../src/accounts/vault/sealed.js';
 import type { DB } from '../../src/db/types.js';
 import { deliver, MESSAGE_TABLE, type NewMessage } from '../../src/plugins/mailbox/messages.js';
-import { SESSION_COOKIE } from '../../src/web/sessions.js';
+import { SESSION_COOKIE } from '../../src/accounts/web-sessions.js';
 import { ownMailbox } from '../../src/plugins/mailbox/mailboxes.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/actions.js';

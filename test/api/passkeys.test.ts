@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../../src/accounts/passkeys/vetoes.js';
-import { formToken } from '../../src/web/sessions.js';
+import { formToken } from '../../src/accounts/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';

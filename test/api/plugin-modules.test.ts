@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pluginMigrations, pluginModuleProblems, usePluginCodeDir, type PluginModule } from '../../src/plugins/modules.js';
+import { pluginMigrations, pluginModuleProblems, usePluginCodeDir, type PluginModule } from '../../src/boot/plugins.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures');

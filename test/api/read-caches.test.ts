@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { socketConnectionString, startSocketServer, type SocketServer } from '../../src/db/socket-server.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/boot/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { Event } from '../../src/models/event.js';
 import { Page } from '../../src/models/page.js';

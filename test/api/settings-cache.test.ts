@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/types.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
-import { Plugins } from '../../src/plugins/registry.js';
+import { Plugins } from '../../src/settings/plugins.js';
 import { Settings } from '../../src/settings/store.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { createServices, type Services } from '../../src/services.js';

@@ -8,7 +8,7 @@ import { vaultOf } from '../../src/accounts/vault/vaults.js';
 import { registerProtectionLevelSource } from '../../src/accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
 import { up as destroyRetiredWraps } from '../../src/db/migrations/0029_vault_destroy_retired_wraps.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/boot/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Product } from '../../src/models/product.js';
 import { productFields } from '../../src/web/pages/admin/products.js';
-import { formToken } from '../../src/web/sessions.js';
+import { formToken } from '../../src/accounts/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { changeRows, createTier, tierMemberships } from '../helpers/tiers.js';

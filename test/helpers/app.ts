@@ -3,7 +3,7 @@ import { createMachineKey, type IssuedKey } from '../../src/accounts/api-keys.js
 import { createUser } from '../../src/accounts/users.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
-import { buildApp, type AppOptions } from '../../src/http/app.js';
+import { buildApp, type AppOptions } from '../../src/boot/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import { RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';

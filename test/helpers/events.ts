@@ -1,4 +1,4 @@
-import { workflowTables } from '../../src/actions/events/tables.js';
+import { workflowTables } from '../../src/events/tables.js';
 import type { TestApp } from './app.js';
 
 let seq = 0;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { actionRegistry } from '../../src/actions/index.js';
-import { pluginModules } from '../../src/plugins/modules.js';
+import { pluginModules } from '../../src/boot/plugins.js';
 import { models } from '../../src/models/index.js';
 
 // A fuzzer built from the registries (issue 31): random verbs, paths (actions, models, surfaces, pages and

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { actionRegistry } from '../../src/actions/index.js';
 import type { Action } from '../../src/actions/define.js';
 import { coerceInput, INPUT_FIELD_ATTRIBUTES, schemaProblems, type InputField } from '../../src/actions/input.js';
-import { pluginModules } from '../../src/plugins/modules.js';
+import { pluginModules } from '../../src/boot/plugins.js';
 
 // The contract's action descriptor: input is "field name to {type, required, and options enum, min, max,
 // max_length, items}". Written out here, not imported, so a widened list in the code fails this test.

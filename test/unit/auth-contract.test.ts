@@ -10,7 +10,7 @@ import {
 } from '../../src/actions/auth-contract.js';
 import { defineAction } from '../../src/actions/define.js';
 import { ActionDefinitionError, ActionRegistry } from '../../src/actions/registry.js';
-import type { Credential, Principal } from '../../src/http/auth/principal.js';
+import type { Credential, Principal } from '../../src/accounts/auth/principal.js';
 import { ApiError } from '../../src/http/errors.js';
 
 // For each field: a value the explicit block sets, a different one a surface default sets, and the built-in.

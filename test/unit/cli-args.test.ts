@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/index.js';
+import { runCli } from '../../src/boot/cli.js';
 
 /** The CLI in process, for input it must refuse before it opens any database. */
 async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/http/auth/principal.js';
+import type { Principal } from '../../src/accounts/auth/principal.js';
 import { ApiError } from '../../src/http/errors.js';
 import { MANAGEMENT_DEFAULT_AUTH, ManagementDefinitionError, defineManagementHandler, effectiveAuth, type ManagementHandler } from '../../src/surfaces/management/define.js';
 import { enforceManagementAuth } from '../../src/surfaces/management/index.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { devBanner, initialAdminNote, startLine, type StartNotes } from '../../src/start-banner.js';
+import { devBanner, initialAdminNote, startLine, type StartNotes } from '../../src/boot/start-banner.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-banner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VerificationCache } from '../../src/http/auth/verification-cache.js';
+import { VerificationCache } from '../../src/accounts/auth/verification-cache.js';
 
 describe('machine-key verification cache', () => {
   it('remembers a verified key id, secret and stored hash together, and nothing else', () => {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { randomHex } from '../../lib/crypto.js';
 import type { Services } from '../../services.js';
-import { SESSION_COOKIE } from '../../web/sessions.js';
+import { SESSION_COOKIE } from '../web-sessions.js';
 import type { VaultWindow } from './window.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { PrincipalUser } from '../../http/auth/principal.js';
+import type { PrincipalUser } from '../../accounts/auth/principal.js';
 import { authError } from '../../http/errors.js';
 
 /** The acting user of a sessioned action; the dispatcher guarantees one, this narrows the type. */

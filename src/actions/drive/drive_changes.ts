@@ -1,6 +1,6 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { changesSince } from './changes-feed.js';
+import { changesSince } from '../../drive/changes-feed.js';
 
 /**
  * The caller's change feed: what happened to their files and folders after `cursor` (the last change they

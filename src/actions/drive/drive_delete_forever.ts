@@ -4,7 +4,7 @@ import { recordChange } from '../../drive/changes.js';
 import { deleteVersions, DRIVE_SOURCE, releaseBlob } from '../../drive/files.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, folderSubtree, lockOwner, resolveItem, targetOf } from './tree.js';
+import { driveRefusal, folderSubtree, lockOwner, resolveItem, targetOf } from '../../drive/tree.js';
 
 /** Rows per statement when a whole folder tree goes. */
 const BATCH = 500;

@@ -4,7 +4,7 @@ import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { checkName, driveRefusal, folderNameTaken, folderWrite, lockOwner, loadFolder, nameTaken, notFound, readerOf, resolveItem, sealedForOf } from './tree.js';
+import { checkName, driveRefusal, folderNameTaken, folderWrite, lockOwner, loadFolder, nameTaken, notFound, readerOf, resolveItem, sealedForOf } from '../../drive/tree.js';
 
 /**
  * Makes a folder at the caller's root or inside a folder they own or edit. A folder made inside a shared

@@ -5,7 +5,7 @@ import { randomHex, sha256Hex } from '../../lib/crypto.js';
 import { formatTimestamp, parseTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, lockOwner, resolveItem, tierReader } from './tree.js';
+import { driveRefusal, lockOwner, resolveItem, tierReader } from '../../drive/tree.js';
 
 /** The path a share link is served at; the token is the link's only secret. */
 export const shareLinkPath = (token: string) => `/s/${token}`;

@@ -2,7 +2,7 @@ import { recordChange } from '../../drive/changes.js';
 import { DRIVE_SOURCE } from '../../drive/files.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { lockOwner, notFound } from './tree.js';
+import { lockOwner, notFound } from '../../drive/tree.js';
 
 /** Revokes a public link to a file of the caller's: from now on the link answers 404. */
 export default defineAction({

@@ -1,7 +1,7 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { listDrive } from './listing.js';
-import { readerOf, sealedForOf } from './tree.js';
+import { listDrive } from '../../drive/listing.js';
+import { readerOf, sealedForOf } from '../../drive/tree.js';
 
 /** The contract's collection paging: page is 0-based, numperpage defaults to 3. */
 export const DEFAULT_NUMPERPAGE = 3;

@@ -2,7 +2,7 @@ import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, folderNameTaken, folderSubtree, folderWrite, itemOutput, lockOwner, nameTaken, notFound, resolveItem, type DriveItem, readerOf, sealedForOf } from './tree.js';
+import { driveRefusal, folderNameTaken, folderSubtree, folderWrite, itemOutput, lockOwner, nameTaken, notFound, resolveItem, type DriveItem, readerOf, sealedForOf } from '../../drive/tree.js';
 
 /**
  * Moves a file (file_id, into folder_id) or a folder (folder_id, into parent_id); a null destination is

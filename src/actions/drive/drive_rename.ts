@@ -3,7 +3,7 @@ import { lockVault } from '../../accounts/vault/vaults.js';
 import { fileContentKey, sealFileName, sealFolderName } from '../../drive/sealed-files.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from './tree.js';
+import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from '../../drive/tree.js';
 
 /** Renames a file or folder the caller owns or may edit. Folder names are unique among live siblings. */
 export default defineAction({

@@ -1,7 +1,7 @@
 import { recordChange } from '../../drive/changes.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf } from './tree.js';
+import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf } from '../../drive/tree.js';
 
 /**
  * Takes a file or folder out of the trash (only its owner sees the trash), with everything a restored

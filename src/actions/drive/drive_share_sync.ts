@@ -4,8 +4,8 @@ import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { liveGrants, sharesOf } from './sharing.js';
-import { driveRefusal, lockOwner, resolveItem, targetOf } from './tree.js';
+import { liveGrants, sharesOf } from '../../drive/sharing.js';
+import { driveRefusal, lockOwner, resolveItem, targetOf } from '../../drive/tree.js';
 
 const ROLES: readonly DriveGrantRole[] = ['viewer', 'editor'];
 /** More grantees than anyone shares one item with by hand; bounds the statement sizes. */

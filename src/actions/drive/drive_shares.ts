@@ -1,7 +1,7 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { sharesOf } from './sharing.js';
-import { resolveItem, targetOf } from './tree.js';
+import { sharesOf } from '../../drive/sharing.js';
+import { resolveItem, targetOf } from '../../drive/tree.js';
 
 /** The owner's view of who a file or folder is shared with (and, for a file, its working public links). */
 export default defineAction({

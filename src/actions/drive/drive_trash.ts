@@ -1,7 +1,7 @@
 import { recordChange } from '../../drive/changes.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { itemOutput, lockOwner, resolveItem, targetOf, readerOf, sealedForOf } from './tree.js';
+import { itemOutput, lockOwner, resolveItem, targetOf, readerOf, sealedForOf } from '../../drive/tree.js';
 
 /**
  * Moves a file or folder to the trash (its owner or an editor may). A trashed folder takes everything

@@ -12,8 +12,8 @@ import { activeDriveStorage } from '../../drive/storage.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
-import { placeSealedUpload } from './sealed-upload.js';
-import { driveRefusal, fileOutput, readerOf, requireOwnerUnlocked, tierReader } from './tree.js';
+import { placeSealedUpload } from '../../drive/uploads/sealed-upload.js';
+import { driveRefusal, fileOutput, readerOf, requireOwnerUnlocked, tierReader } from '../../drive/tree.js';
 
 /** The server's own SHA-256 of the received plaintext (used when the last chunk's record of it is missing). */
 async function hashOf(plaintext: Readable): Promise<string> {

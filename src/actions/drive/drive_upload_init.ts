@@ -13,7 +13,7 @@ import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
-import { checkName, driveRefusal, fileOutput, requireOwnerUnlocked, tierReader } from './tree.js';
+import { checkName, driveRefusal, fileOutput, requireOwnerUnlocked, tierReader } from '../../drive/tree.js';
 
 async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | null> {
   const row = await db.selectFrom('fbb_file_blobs').select('fbb_mime_type').where('fbb_file_blob_id', '=', blobId).executeTakeFirstOrThrow();

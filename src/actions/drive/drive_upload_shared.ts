@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { UploadDestination } from '../../drive/uploads/place.js';
 import { businessError, validationError } from '../../http/errors.js';
-import { notFound, resolveItem } from './tree.js';
+import { notFound, resolveItem } from '../../drive/tree.js';
 
 // What drive_upload_init and drive_upload_complete share: the destination check (asked at init and asked
 // again at completion, since grants and folders may change in between) and the refusal shape.

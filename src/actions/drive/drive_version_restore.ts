@@ -3,8 +3,8 @@ import { addVersion, pruneVersions } from '../../drive/files.js';
 import { driveLimits, driveUsageBytes } from '../../drive/quota.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, fileOutput, lockOwner, notFound, resolveItem, tierReader, readerOf, sealedForOf } from './tree.js';
-import { versionsOf } from './versions.js';
+import { driveRefusal, fileOutput, lockOwner, notFound, resolveItem, tierReader, readerOf, sealedForOf } from '../../drive/tree.js';
+import { versionsOf } from '../../drive/versions.js';
 
 /**
  * Makes an earlier version the file's content again. The content it replaces becomes a version (so the

@@ -1,7 +1,7 @@
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { fileOutput, resolveItem, readerOf, sealedForOf } from './tree.js';
-import { versionsOf } from './versions.js';
+import { fileOutput, resolveItem, readerOf, sealedForOf } from '../../drive/tree.js';
+import { versionsOf } from '../../drive/versions.js';
 
 /** A file and its kept earlier versions (newest first); anyone who may see the file may see them. */
 export default defineAction({

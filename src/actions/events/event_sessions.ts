@@ -2,8 +2,8 @@ import { businessError, validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
-import { formViewer } from './rules.js';
-import { chosenSessionIds, eventSessions, formRegistration, isCourse, registrationForSessions, replaceSessionChoice } from './sessions.js';
+import { formViewer } from '../../events/rules.js';
+import { chosenSessionIds, eventSessions, formRegistration, isCourse, registrationForSessions, replaceSessionChoice } from '../../events/sessions.js';
 
 const MAX_SESSIONS = 500;
 

@@ -2,9 +2,9 @@ import { businessError, validationError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
-import { isStaff, loadEvent } from './rules.js';
-import { workflowTables } from './tables.js';
-import { promoteFromWaitingList } from './waiting-list.js';
+import { isStaff, loadEvent } from '../../events/rules.js';
+import { workflowTables } from '../../events/tables.js';
+import { promoteFromWaitingList } from '../../events/waiting-list.js';
 
 /**
  * Withdraws a registration (soft delete): the registrant themself, or staff. The freed place goes to the

@@ -1,6 +1,6 @@
 import { businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
-import { MAX_CART_LINES, MAX_LINE_QUANTITY, cartLines, cartSummary } from './cart-state.js';
+import { MAX_CART_LINES, MAX_LINE_QUANTITY, cartLines, cartSummary } from '../../store/cart-state.js';
 
 /** Adds a product to the website session's cart; guests may use it, API keys may not. */
 export default defineAction({

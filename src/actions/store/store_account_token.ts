@@ -1,5 +1,5 @@
 import { storeAccountToken } from '../../store/accounts.js';
-import { storeActive } from '../../tiers/gate-context.js';
+import { storeActive } from '../../models/gate.js';
 import { businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 

@@ -1,7 +1,7 @@
 import { mayActOn } from '../../accounts/authority.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { reconcileSubscriptions } from '../../store/reconcile/reconcile.js';
-import { storeActive } from '../../tiers/gate-context.js';
+import { storeActive } from '../../models/gate.js';
 import { TierMembershipService } from '../../tiers/membership.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';

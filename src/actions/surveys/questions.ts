@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
-import { workflowTables } from '../events/tables.js';
+import { workflowTables } from '../../events/tables.js';
 
 /** The longest free-text answer kept. */
 export const MAX_ANSWER_LENGTH = 5000;

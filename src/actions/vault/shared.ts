@@ -8,7 +8,7 @@ import { PRF_SALT } from '../../accounts/vault/crypto.js';
 import { installVaultVetoes } from '../../accounts/vault/unlockers.js';
 import { lockVault, vaultOf, type Vault } from '../../accounts/vault/vaults.js';
 import type { OpenVault } from '../../accounts/vault/window.js';
-import type { PrincipalUser } from '../../http/auth/principal.js';
+import type { PrincipalUser } from '../../accounts/auth/principal.js';
 import { businessError, validationError } from '../../http/errors.js';
 import type { ActionContext, WebContext } from '../define.js';
 import type { InputSchema } from '../input.js';

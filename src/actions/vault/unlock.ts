@@ -1,6 +1,6 @@
 import type { Vault } from '../../accounts/vault/vaults.js';
 import { vaultStatus } from '../../accounts/vault/unlockers.js';
-import type { PrincipalUser } from '../../http/auth/principal.js';
+import type { PrincipalUser } from '../../accounts/auth/principal.js';
 import type { ActionContext, ActionResult, WebContext } from '../define.js';
 
 /** Opens the session's window with an unwrapped secret and answers with the status. */

@@ -1,4 +1,4 @@
-import { definePlugin } from '../modules.js';
+import { definePlugin } from '../../boot/plugins.js';
 import booking from './actions/booking.js';
 import { Booking, BookingResource } from './models.js';
 

@@ -1,4 +1,4 @@
-import { definePlugin } from '../modules.js';
+import { definePlugin } from '../../boot/plugins.js';
 import create from './actions/create.js';
 import mailbox_import from './actions/import.js';
 import mailboxes from './actions/mailboxes.js';

@@ -1,4 +1,4 @@
-import { definePlugin } from '../modules.js';
+import { definePlugin } from '../../boot/plugins.js';
 import { agentChannel } from './channel.js';
 import { nodeCommand, NODE_USAGE } from './cli.js';
 import { AGENT_DOCS } from './docs.js';

@@ -12,9 +12,9 @@ import {
   type StoredResponse,
 } from '../../actions/idempotency.js';
 import { isSealedCopy, openSealedCopy, sealedCopy, sealedCopyAd } from '../../accounts/vault/sealed-replay.js';
-import type { Principal } from '../../http/auth/principal.js';
+import type { Principal } from '../../accounts/auth/principal.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
-import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../actions/mailer.js';
+import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../mail/mailer.js';
 import { failure, serializeApiPayload, success } from '../../http/envelope.js';
 import { ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
 import { nulFieldOf, nulRefusal } from '../../http/input-text.js';

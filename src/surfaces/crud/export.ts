@@ -1,5 +1,5 @@
 import type { Model, ModelContext, Row } from '../../models/define.js';
-import { gateFor } from '../../tiers/gate-context.js';
+import { gateFor } from '../../models/gate.js';
 import type { TierAccessResult } from '../../tiers/gating.js';
 import { readableColumns } from './fields.js';
 import { wireTimestamp } from '../../http/envelope.js';

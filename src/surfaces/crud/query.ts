@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kyse
 import type { DB } from '../../db/types.js';
 import type { Model, Row, ViewableReader } from '../../models/define.js';
 import { preparedQuery } from '../../db/prepared.js';
-import { openRowsExpression, publicFromExpression } from '../../tiers/gate-context.js';
+import { openRowsExpression, publicFromExpression } from '../../models/gate.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';

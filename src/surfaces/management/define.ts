@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Capability } from '../../http/auth/capabilities.js';
-import type { Principal } from '../../http/auth/principal.js';
+import type { Capability } from '../../accounts/auth/capabilities.js';
+import type { Principal } from '../../accounts/auth/principal.js';
 import type { Services } from '../../services.js';
 
 /**

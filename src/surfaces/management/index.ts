@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requireCapability } from '../../http/auth/capabilities.js';
-import type { Principal } from '../../http/auth/principal.js';
+import { requireCapability } from '../../accounts/auth/capabilities.js';
+import type { Principal } from '../../accounts/auth/principal.js';
 import { success } from '../../http/envelope.js';
 import { ApiError, authError, notFound } from '../../http/errors.js';
 import type { Services } from '../../services.js';

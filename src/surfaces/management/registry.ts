@@ -1,5 +1,5 @@
 import type { PluginState } from '../../actions/registry.js';
-import { loadedPluginModules, pluginManagementHandlers } from '../../plugins/modules.js';
+import { loadedPluginModules, pluginManagementHandlers } from '../../boot/plugins.js';
 import type { ManagementHandler } from './define.js';
 import backupsFetch from './handlers/backups/fetch.js';
 import backupsList from './handlers/backups/list.js';

@@ -6,7 +6,7 @@ import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { html } from '../html.js';
 import { page, sendPage, type PageViewer } from '../layout.js';
-import { checkFormToken, formToken } from '../sessions.js';
+import { checkFormToken, formToken } from '../../accounts/web-sessions.js';
 import { pageViewer, safeLocalPath } from '../viewer.js';
 import { passkeySignIn } from './passkey-sign-in.js';
 

@@ -5,7 +5,7 @@ import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { html } from '../html.js';
 import { page, sendPage } from '../layout.js';
-import { checkFormToken, formToken } from '../sessions.js';
+import { checkFormToken, formToken } from '../../accounts/web-sessions.js';
 import { pageViewer } from '../viewer.js';
 
 const PLATFORM_NAMES = { macos: 'macOS', windows: 'Windows', linux: 'Linux' } as const;

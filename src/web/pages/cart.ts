@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { cartLines, cartSummary } from '../../actions/store/cart-state.js';
+import { cartLines, cartSummary } from '../../store/cart-state.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { createCheckout } from '../../store/checkout.js';

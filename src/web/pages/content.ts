@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Post } from '../../models/post.js';
 import type { Row } from '../../models/define.js';
 import type { Services } from '../../services.js';
-import { TierGate, entityGate } from '../../tiers/gate-context.js';
+import { TierGate, entityGate } from '../../models/gate.js';
 import { plainText, type TierAccessResult } from '../../tiers/gating.js';
 import { sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { verifySecret } from '../../accounts/passwords.js';
-import { folderChain, resolveItem, tierReader } from '../../actions/drive/tree.js';
+import { folderChain, resolveItem, tierReader } from '../../drive/tree.js';
 import { contentDisposition, parseRange, servedContentType } from '../../drive/serving.js';
 import { fileContentKey, openSealedFileBytes, openSealedName, type SealedFileRow } from '../../drive/sealed-files.js';
 import { driveStorageFor } from '../../drive/storage.js';

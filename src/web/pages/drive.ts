@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import { listDrive, type DriveListing } from '../../actions/drive/listing.js';
-import { SEALED_FOLDER_LABEL, type DriveFolder, type DriveItem } from '../../actions/drive/tree.js';
+import { listDrive, type DriveListing } from '../../drive/listing.js';
+import { SEALED_FOLDER_LABEL, type DriveFolder, type DriveItem } from '../../drive/tree.js';
 import type { SealedReader } from '../../accounts/vault/sealed.js';
 import { openFolderName } from '../../drive/sealed-files.js';
 import type { DB } from '../../db/types.js';

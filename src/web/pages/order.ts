@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import { cartLines } from '../../actions/store/cart-state.js';
+import { cartLines } from '../../store/cart-state.js';
 import type { DB } from '../../db/types.js';
 import { formatMoney } from '../../lib/money.js';
 import { formatTimestamp } from '../../lib/time.js';

@@ -1,0 +1,36 @@
+import type { BackupTaker } from '../backups/take.js';
+import type { Config } from '../config.js';
+import type { Settings } from '../settings/store.js';
+import type { StoreSystem } from '../store/index.js';
+import type { WebSessions } from '../accounts/web-sessions.js';
+import { backupSiteTask } from '../backups/task.js';
+import { purgeDriveChangesTask } from '../drive/purge-changes-task.js';
+import { purgeDriveUploadsTask } from '../drive/uploads/purge-task.js';
+import { sealDriveFolderNamesTask } from '../drive/seal-folder-names-task.js';
+import { reconcileDriveUsageTask } from '../drive/reconcile-usage-task.js';
+import { purgeIdempotencyKeysTask } from '../actions/purge-idempotency-keys-task.js';
+import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
+import { storeReconcileTask } from '../store/reconcile/task.js';
+import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
+import type { TaskDefinition } from '../tasks/scheduler.js';
+
+/** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
+export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem }): TaskDefinition[] {
+  return [
+    purgeRequestLogsTask(services.settings),
+    {
+      name: 'purge_web_sessions',
+      description: 'Delete website sessions that have expired, idled out or ended',
+      intervalSeconds: 3600,
+      run: async ({ db }) => ({ deleted: await services.webSessions.purge(db) }),
+    },
+    purgeIdempotencyKeysTask(services.settings),
+    subscriptionPeriodEndTask(services.settings),
+    storeReconcileTask(services),
+    purgeDriveChangesTask,
+    purgeDriveUploadsTask(services.config),
+    reconcileDriveUsageTask(services.config),
+    sealDriveFolderNamesTask,
+    backupSiteTask(services),
+  ];
+}
