@@ -6,9 +6,9 @@ import { createMachineKey } from '../dist/accounts/api-keys.js';
 import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
-import { migrateToLatest } from '../dist/db/migrate.js';
+import { migrateWithPlugins } from '../dist/boot/plugins.js';
 import { buildApp } from '../dist/boot/app.js';
-import { createServices } from '../dist/services.js';
+import { createServices } from '../dist/boot/compose.js';
 import { createTier } from '../dist/tiers/tiers.js';
 
 import { writeSync } from 'node:fs';
@@ -36,7 +36,7 @@ if (process.env.BENCH_QUERIES) {
     }
   };
 }
-await migrateToLatest(database.db);
+await migrateWithPlugins(database.db);
 const services = await createServices({ config, database });
 for (const [name, value] of Object.entries({
   api_require_https: false,

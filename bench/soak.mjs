@@ -75,7 +75,7 @@ async function main() {
 /** Settings, a Drive tier, members with machine keys, a product for webhook purchases: through the compiled services. */
 async function prepare(databaseUrl) {
   const [{ openDatabase }, { createServices }, { loadConfig }, { MemoryRateLimitStore }, { createUser }, { createMachineKey }, { createTier }, { systemClock }] = await Promise.all([
-    import(dist('db/database.js')), import(dist('services.js')), import(dist('config.js')), import(dist('http/rate-limit/memory-store.js')),
+    import(dist('db/database.js')), import(dist('boot/compose.js')), import(dist('config.js')), import(dist('http/rate-limit/memory-store.js')),
     import(dist('accounts/users.js')), import(dist('accounts/api-keys.js')), import(dist('tiers/tiers.js')), import(dist('lib/clock.js')),
   ]);
   const database = await openDatabase({ databaseUrl, pgPoolMax: 2 });

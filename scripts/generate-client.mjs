@@ -23,7 +23,7 @@ async function loadDocument(url) {
   }
   // The client covers every plugin's actions and models; the server documents only the active ones.
   // Loading the plugin modules puts their actions and models in the registries, and gives their channels.
-  const { pluginModules } = await import(path.join(root, 'dist', 'plugins', 'modules.js'));
+  const { pluginModules } = await import(path.join(root, 'dist', 'boot', 'plugins.js'));
   const { buildOpenApiDocument } = await import(path.join(root, 'dist', 'openapi', 'document.js'));
   return buildOpenApiDocument({ isActive: () => true }, await pluginModules());
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from './settings/plugins.js';
+import { PROJECT_ROOT } from './lib/paths.js';
 
 let cached: string | undefined;
 

@@ -11,8 +11,12 @@ import { nulInputRefusal } from '../http/input-text.js';
 import { ApiError, authError, isApiError, noEndpoint } from '../http/errors.js';
 import '../http/request-context.js';
 import type { Feature } from '../http/request-context.js';
-import { SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from '../http/transport.js';
+import { API_PREFIX, SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from '../http/transport.js';
 import { registerSurfaces } from '../surfaces/index.js';
+import { pluginManagementHandlers } from '../surfaces/management/registry.js';
+import type { PluginModule } from '../plugin-kit/contract.js';
+import { withinPlugin } from '../plugin-kit/routes.js';
+import { pluginModules } from './plugins.js';
 import { registerWebSessionRequest } from '../web/request-session.js';
 import { webRoutes } from '../web/routes.js';
 import { openApiRoutes } from '../openapi/routes.js';
@@ -23,8 +27,6 @@ export interface AppOptions {
   /** Extra routes inside the API scope (tests register protected probe routes here). */
   extraApiRoutes?: (api: FastifyInstance, services: Services) => void | Promise<void>;
 }
-
-export const API_PREFIX = '/api/v1';
 
 /** Maps anything thrown in the API to the contract's vocabulary; unknown errors become a 500 with a reference. */
 function toApiError(error: unknown, request: FastifyRequest): ApiError {
@@ -59,7 +61,7 @@ function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
  *   8. the surface's handler and its authorization contract
  *   9. envelope, and a request-log entry as the answer leaves (buffered)
  */
-async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOptions): Promise<void> {
+async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOptions, plugins: readonly PluginModule[]): Promise<void> {
   const { settings, buckets } = services;
   api.setReplySerializer((payload) => serializeApiPayload(payload));
 
@@ -129,7 +131,16 @@ async function apiPipeline(api: FastifyInstance, services: Services, opts: AppOp
   // error handler cost it about a fifth of its time (A/B on PGlite: 1.30x the requests/s).
   api.setNotFoundHandler((request, reply) => sendError(reply, noEndpoint(request)));
 
-  await registerSurfaces(api, services);
+  await registerSurfaces(api, services, {
+    management: pluginManagementHandlers(plugins),
+    // A plugin's routes are marked with its name: while it is inactive they answer as unknown paths.
+    async registerRoutes(scope) {
+      for (const plugin of plugins) {
+        const routes = plugin.apiRoutes;
+        if (routes) await scope.register(async (own) => routes(withinPlugin(own, plugin.name), services));
+      }
+    },
+  });
   await opts.extraApiRoutes?.(api, services);
 }
 
@@ -201,9 +212,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(cookie);
   await app.register(formbody);
   registerWebSessionRequest(app, services, API_PREFIX);
-  await app.register((api) => apiPipeline(api, services, opts), { prefix: API_PREFIX });
-  await app.register((docs) => openApiRoutes(docs, services));
-  await app.register((web) => webRoutes(web, services));
+  const plugins = await pluginModules();
+  await app.register((api) => apiPipeline(api, services, opts, plugins), { prefix: API_PREFIX });
+  await app.register((docs) => openApiRoutes(docs, services, plugins));
+  await app.register((web) => webRoutes(web, services, plugins));
   return app;
 }
 

@@ -82,7 +82,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     const config = loadConfig(io.env);
-    const [group, { createCliContext }] = await Promise.all([command.load(), import('../cli/context.js')]);
+    const [group, { createCliContext }] = await Promise.all([command.load(), import('./cli-context.js')]);
     const output = await group.run(args, createCliContext(config, io));
     if (output instanceof Exited) return output.code;
     io.stdout(`${JSON.stringify(output)}\n`);

@@ -8,15 +8,16 @@ import { bootstrapInitialAdmin } from '../accounts/initial-admin.js';
 import type { Config } from '../config.js';
 import { acquireDataDirLock } from '../db/data-dir-lock.js';
 import { openDatabase, type Database } from '../db/database.js';
-import { createEmbeddedDatabaseIfMissing } from '../db/first-start.js';
+import { createEmbeddedDatabaseIfMissing } from './first-start.js';
 import { describeDatabase, embeddedDatabaseDir } from '../db/location.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { migrateWithPlugins } from './plugins.js';
 import { startSocketServer, type SocketServer } from '../db/socket-server.js';
 import { buildApp } from './app.js';
 import { startBackupChannel } from '../backups/channel.js';
 import { takeBackup } from '../backups/take.js';
 import { pluginModules, startPlugins } from './plugins.js';
-import { createServices, type Services } from '../services.js';
+import type { Services } from '../services.js';
+import { createServices } from './compose.js';
 import { devBanner, initialAdminNote, startLine, type StartNotes } from './start-banner.js';
 
 export interface ServeOptions {
@@ -119,7 +120,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       dataDir: embedded ? embeddedDatabaseDir(config.dataDir) : undefined,
     });
     teardown.add(() => database.close());
-    await migrateToLatest(database.db);
+    await migrateWithPlugins(database.db);
     const services = await createServices({ config, database, refreshSettings: true });
     teardown.add(() => services.close());
     const httpsSwitchedOff = Boolean(opts.dev && embedded && services.settings.bool('api_require_https'));

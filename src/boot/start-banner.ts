@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { INITIAL_ADMIN_FILE } from '../accounts/initial-admin.js';
+import { HTTPS_COMMAND } from '../http/transport.js';
 
 /** What the operator is told once the server listens (stderr, never inside a JSON log line). */
 export interface StartNotes {
@@ -33,7 +34,6 @@ export function initialAdminNote(dataDir: string, created: { email: string; file
 }
 
 /** The one command that lets the API answer plain HTTP (local development without TLS); the staff pages' banner shows it too. */
-export const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';
 
 /** `npm start`: the banner as one readable line among the JSON log lines. */
 export function startLine(notes: StartNotes): string {

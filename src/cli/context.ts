@@ -27,41 +27,13 @@ export interface CliContext {
    * migrations, and runs fn with the services. An empty DATA_DIR is refused unless `mayCreate`.
    */
   withServices<T>(fn: (services: Services, applied: string[]) => Promise<T>, opts?: { mayCreate?: boolean }): Promise<T>;
+  /** Makes the plugins' settings, models and actions known (their modules load on first use). */
+  loadPlugins(): Promise<void>;
 }
 
 /** One command group (`user`, `key`, ...): how it runs its arguments. */
 export interface CommandGroup {
   run(args: string[], ctx: CliContext): Promise<CommandOutput>;
-}
-
-export function createCliContext(config: Config, io: CliIo): CliContext {
-  return {
-    config,
-    io,
-    async withServices(fn, opts = {}) {
-      // Loaded here, not at the top: bad input is refused before the database modules load.
-      const [{ openCliDatabase }, { migrateToLatest }, { createServices }, { MemoryRateLimitStore }] = await Promise.all([
-        import('../boot/cli-database.js'),
-        import('../db/migrate.js'),
-        import('../services.js'),
-        import('../http/rate-limit/memory-store.js'),
-      ]);
-      const cli = await openCliDatabase(config, io, opts);
-      io.stderr(`gatehouse: using ${cli.description}\n`);
-      try {
-        const applied = await migrateToLatest(cli.database.db);
-        // Rate limits are not used by commands; never connect to Redis for them.
-        const services = await createServices({ config, database: cli.database, rateLimitStore: new MemoryRateLimitStore(), readCaches: false });
-        try {
-          return await fn(services, applied);
-        } finally {
-          await services.close();
-        }
-      } finally {
-        await cli.close();
-      }
-    },
-  };
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

@@ -1,7 +1,7 @@
 import type { SettingDefinition } from '../settings/definitions.js';
 import { SettingError, settingDefinition, validateSettingValue } from '../settings/registry.js';
 import { USAGE, groupUsage } from './usage.js';
-import { CliUsageError, parseCommandArgs, type CommandGroup } from './context.js';
+import { CliUsageError, parseCommandArgs, type CliContext, type CommandGroup } from './context.js';
 
 const [GET, SET] = USAGE.setting;
 /** What a secret setting shows instead of its value: whether it is set, never what it is. */
@@ -13,11 +13,10 @@ export const SECRET_SET = '(set)';
  * enabling it, and a disabled plugin keeps its settings for when it is turned on again. Plugin modules
  * are loaded only for a name the core does not know, so core settings do not pay for them.
  */
-async function definitionOf(name: string): Promise<SettingDefinition> {
+async function definitionOf(name: string, ctx: CliContext): Promise<SettingDefinition> {
   let def = settingDefinition(name);
   if (!def) {
-    const { pluginModules } = await import('../boot/plugins.js');
-    await pluginModules();
+    await ctx.loadPlugins();
     def = settingDefinition(name);
   }
   if (!def) throw new SettingError(`unknown setting ${name}`);
@@ -49,12 +48,12 @@ export const settingCommand: CommandGroup = {
     const [sub, ...rest] = args;
     if (sub === 'get') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: GET });
-      const def = await definitionOf(positionals[0]!);
+      const def = await definitionOf(positionals[0]!, ctx);
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, settings.get(def.name)) }));
     }
     if (sub === 'set') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 2, max: 2, usage: SET });
-      const def = await definitionOf(positionals[0]!);
+      const def = await definitionOf(positionals[0]!, ctx);
       const value = validateSettingValue(def, parseSettingValue(def, positionals[1]!));
       return ctx.withServices(async ({ settings }) => ({ name: def.name, value: shown(def, await settings.set(def.name, value)) }));
     }

@@ -1,14 +1,14 @@
-import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
-import { pluginMigrations, pluginModules } from '../boot/plugins.js';
+import { Migrator, type Kysely, type Migration } from 'kysely';
 import { migrations } from './migrations/index.js';
-
-/** The core's migrations and every plugin's (named plugin_{name}_..., so they sort after the core's). */
-const provider: MigrationProvider = { getMigrations: async () => ({ ...migrations, ...pluginMigrations(await pluginModules()) }) };
 
 export class MigrationError extends Error {}
 
-/** Applies pending migrations; returns the names applied by this call. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+/**
+ * Applies pending migrations, the core's and the `extra` ones its caller brings (the plugins', named
+ * plugin_{name}_..., so they sort after the core's); returns the names applied by this call.
+ */
+export async function migrateToLatest(db: Kysely<any>, extra: Record<string, Migration> = {}): Promise<string[]> {
+  const provider = { getMigrations: async () => ({ ...migrations, ...extra }) };
   // Branches add migrations in parallel; one numbered below an applied one must still apply.
   const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();

@@ -4,6 +4,12 @@ import type { Settings } from '../settings/store.js';
 import { CSRF_HEADER } from '../accounts/web-sessions.js';
 import { ApiError } from './errors.js';
 
+/** Where the platform API lives: every route of the front controller is under it. */
+export const API_PREFIX = '/api/v1';
+
+/** How an operator lets the API answer plain HTTP, for local development (the start banner and the site's notice say it). */
+export const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';
+
 export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

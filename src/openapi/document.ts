@@ -1,12 +1,20 @@
 import type { PluginState } from '../actions/registry.js';
-import type { PluginModule } from '../boot/plugins.js';
 import { API_VERSION } from '../http/envelope.js';
 import { serviceVersion } from '../version.js';
 import { addActions } from './actions.js';
 import { DocumentBuilder } from './builder.js';
 import { addCrud } from './crud.js';
-import { addFixedEndpoints } from './endpoints.js';
+import { addFixedEndpoints, type FixedEndpoint } from './endpoints.js';
 import { addManagement } from './management.js';
+import { pluginManagementHandlers } from '../surfaces/management/registry.js';
+import type { ManagementHandler } from '../surfaces/management/define.js';
+
+/** What the document needs of each loaded plugin: its special channels' endpoints and its management handlers. */
+export interface PluginDocumentParts {
+  name: string;
+  openApi?: FixedEndpoint[];
+  management?: ManagementHandler[];
+}
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, Record<string, unknown>>> };
 
@@ -15,11 +23,11 @@ export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, 
  * endpoints and those of the active plugins, every action reachable with the active plugins, every CRUD
  * class exposed for a verb, and every management handler (plugins' while active).
  */
-export function buildOpenApiDocument(plugins: PluginState, modules: readonly PluginModule[] = []): OpenApiDocument {
+export function buildOpenApiDocument(plugins: PluginState, modules: readonly PluginDocumentParts[] = []): OpenApiDocument {
   const doc = new DocumentBuilder();
   addFixedEndpoints(doc, modules.filter((m) => plugins.isActive(m.name)).flatMap((m) => m.openApi ?? []));
   addActions(doc, plugins);
-  addManagement(doc, plugins);
+  addManagement(doc, plugins, pluginManagementHandlers(modules));
   addCrud(doc, plugins);
   return {
     openapi: '3.1.0',
@@ -43,7 +51,7 @@ export class OpenApiCache {
 
   constructor(
     private readonly plugins: PluginState & { list(): Array<{ name: string; active: boolean }> },
-    private readonly modules: readonly PluginModule[] = [],
+    private readonly modules: readonly PluginDocumentParts[] = [],
   ) {}
 
   json(): string {

@@ -1,6 +1,6 @@
 import { effectiveAuth } from '../surfaces/management/define.js';
 import type { PluginState } from '../actions/registry.js';
-import { availableManagementHandlers } from '../surfaces/management/registry.js';
+import { availableManagementHandlers, type PluginManagementHandler } from '../surfaces/management/registry.js';
 import { SECURITY, type DocumentBuilder } from './builder.js';
 import { ERROR_ROWS } from './errors.js';
 
@@ -8,8 +8,8 @@ const errors = [...ERROR_ROWS.transport, ...ERROR_ROWS.authentication, ...ERROR_
 const queryErrors = [...errors, { status: 400, errortype: 'TransactionError' as const, meaning: 'a query parameter is missing or invalid (data.field may name it)' }];
 
 /** GET /management/{path} for every management handler (plugins' while active): machine keys of superadmins, read-only. */
-export function addManagement(doc: DocumentBuilder, plugins: PluginState): void {
-  for (const handler of availableManagementHandlers(plugins)) {
+export function addManagement(doc: DocumentBuilder, plugins: PluginState, pluginHandlers: readonly PluginManagementHandler[]): void {
+  for (const handler of availableManagementHandlers(plugins, pluginHandlers)) {
     const auth = effectiveAuth(handler);
     const path = handler.path === '' ? '/management' : `/management/${handler.path}`;
     const ok = handler.streams

@@ -4,8 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { SECURITY_HEADERS } from '../http/transport.js';
 import type { Services } from '../services.js';
-import { pluginModules } from '../boot/plugins.js';
-import { OpenApiCache } from './document.js';
+import { OpenApiCache, type PluginDocumentParts } from './document.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/api/docs';
@@ -64,8 +63,8 @@ const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self
  * GET /api/openapi.json (outside /api/v1, whose every answer is an envelope) and the reference page at
  * /api/docs. The document follows the active plugins: one build per plugin set, reused.
  */
-export async function openApiRoutes(app: FastifyInstance, services: Services): Promise<void> {
-  const cache = new OpenApiCache(services.plugins, await pluginModules());
+export async function openApiRoutes(app: FastifyInstance, services: Services, plugins: readonly PluginDocumentParts[]): Promise<void> {
+  const cache = new OpenApiCache(services.plugins, plugins);
   const assets = new Map<string, { type: string; body: Buffer | string }>([['init.js', { type: 'application/javascript; charset=utf-8', body: INIT_SCRIPT }]]);
 
   app.addHook('onRequest', async (_request, reply) => {

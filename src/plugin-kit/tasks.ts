@@ -1,5 +1,5 @@
 import type { TaskDefinition } from '../tasks/scheduler.js';
-import type { PluginModule, PluginTaskServices } from '../boot/plugins.js';
+import type { PluginModule, PluginTaskServices } from './contract.js';
 
 /** Every plugin's scheduled tasks, each marked with its plugin: the scheduler skips it while inactive. */
 export function pluginTasks(modules: PluginModule[], services: PluginTaskServices): TaskDefinition[] {

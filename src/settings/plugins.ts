@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
+import { PLUGINS_DIR } from '../lib/paths.js';
 
 export interface PluginManifest {
   name: string;
@@ -10,9 +11,6 @@ export interface PluginManifest {
   description: string;
 }
 
-/** The project root: plugins/ and includes/ live beside src/ and dist/. */
-export const PROJECT_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
-export const PLUGINS_DIR = path.join(PROJECT_ROOT, 'plugins');
 
 export class PluginError extends Error {}
 

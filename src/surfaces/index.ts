@@ -9,23 +9,26 @@ import { managementSurface } from './management/index.js';
 import { formsSurface } from './forms/index.js';
 import { webhooksSurface } from './webhooks/index.js';
 import { driveUploadSurface } from './drive/uploads.js';
-import { pluginModules } from '../boot/plugins.js';
-import { withinPlugin } from '../plugin-kit/routes.js';
+import type { PluginManagementHandler } from './management/registry.js';
+
+/** What the roof hands the API's doors of the plugins it loaded. */
+export interface SurfacePluginParts {
+  management: readonly PluginManagementHandler[];
+  /** Registers the plugins' own routes (special channels), each marked with its plugin. */
+  registerRoutes(api: FastifyInstance): Promise<void>;
+}
 
 /** Every URL surface of the API, registered inside the front controller's scope. */
-export async function registerSurfaces(api: FastifyInstance, services: Services): Promise<void> {
+export async function registerSurfaces(api: FastifyInstance, services: Services, plugins: SurfacePluginParts): Promise<void> {
   await authSurface(api, services);
   await appLinksSurface(api, services);
   await appSurface(api, services);
-  await managementSurface(api, services);
+  await managementSurface(api, services, plugins.management);
   await actionsSurface(api, services);
   await formsSurface(api, services);
   await webhooksSurface(api, services);
   await driveUploadSurface(api, services);
-  for (const plugin of await pluginModules()) {
-    const routes = plugin.apiRoutes;
-    if (routes) await api.register(async (scope) => routes(withinPlugin(scope, plugin.name), services));
-  }
+  await plugins.registerRoutes(api);
   // Parametric /:className routes: every static surface route above wins over them.
   await crudSurface(api, services);
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { FeatureValue } from '../db/types.js';
-import { PLUGINS_DIR, PROJECT_ROOT } from '../settings/plugins.js';
+import { PLUGINS_DIR, PROJECT_ROOT } from '../lib/paths.js';
 
 export const CORE_FEATURES_FILE = path.join(PROJECT_ROOT, 'includes', 'core_tier_features.json');
 export const PLUGIN_FEATURES_FILE = 'tier_features.json';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Settings } from '../settings/store.js';
-import { HTTPS_COMMAND } from '../boot/start-banner.js';
+import { HTTPS_COMMAND } from '../http/transport.js';
 import { html, type SafeHtml } from './html.js';
 
 /** Whether the API would refuse this request's scheme: api_require_https is on and it came over plain HTTP. */

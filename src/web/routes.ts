@@ -3,8 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { SECURITY_HEADERS } from '../http/transport.js';
 import { isApiError } from '../http/errors.js';
-import { pluginModules } from '../boot/plugins.js';
-import { PROJECT_ROOT } from '../settings/plugins.js';
+import { PROJECT_ROOT } from '../lib/paths.js';
 import type { Services } from '../services.js';
 import { html } from './html.js';
 import { page, sendPage } from './layout.js';
@@ -33,7 +32,13 @@ const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
 const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
-export async function webRoutes(web: FastifyInstance, services: Services): Promise<void> {
+/** What the pages need of each loaded plugin: its pages, if it has any. */
+export interface PluginPages {
+  name: string;
+  webRoutes?(web: FastifyInstance, services: Services): Promise<void> | void;
+}
+
+export async function webRoutes(web: FastifyInstance, services: Services, plugins: readonly PluginPages[]): Promise<void> {
   web.addHook('onRequest', async (_request, reply) => {
     reply.headers(SECURITY_HEADERS);
   });
@@ -78,7 +83,7 @@ export async function webRoutes(web: FastifyInstance, services: Services): Promi
   pricingPage(web, services);
 
   // A plugin's pages: while it is inactive, the same not-found page as a path that was never a page.
-  for (const plugin of await pluginModules()) {
+  for (const plugin of plugins) {
     const pages = plugin.webRoutes;
     if (!pages) continue;
     await web.register(async (scope) => {

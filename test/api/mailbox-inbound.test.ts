@@ -5,7 +5,8 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseInbound } from '../../src/plugins/mailbox/inbound.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../../src/plugins/mailbox/smtp.js';
-import { pluginModules, startPlugins, type PluginModule } from '../../src/boot/plugins.js';
+import { pluginModules, startPlugins } from '../../src/boot/plugins.js';
+import type { PluginModule } from '../../src/plugin-kit/contract.js';
 import { action, createDriveApp, upload, type DriveApp } from './drive-upload-fixture.js';
 
 const DOMAIN = 'mail.example.com';

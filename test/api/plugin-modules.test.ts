@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pluginMigrations, pluginModuleProblems, usePluginCodeDir, type PluginModule } from '../../src/boot/plugins.js';
+import { pluginMigrations, pluginModuleProblems, usePluginCodeDir } from '../../src/boot/plugins.js';
+import type { PluginModule } from '../../src/plugin-kit/contract.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'fixtures');

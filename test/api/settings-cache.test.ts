@@ -7,7 +7,8 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js'
 import { Plugins } from '../../src/settings/plugins.js';
 import { Settings } from '../../src/settings/store.js';
 import { TestClock } from '../../src/lib/clock.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices } from '../../src/boot/compose.js';
+import type { Services } from '../../src/services.js';
 import { openTestDatabase } from '../helpers/database.js';
 
 /**

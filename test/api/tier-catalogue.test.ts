@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/boot/compose.js';
 import { FeatureDefinitionError } from '../../src/tiers/feature-registry.js';
 import { TierInputError } from '../../src/tiers/errors.js';
 import { findGroups } from '../../src/tiers/groups.js';

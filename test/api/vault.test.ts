@@ -10,7 +10,7 @@ import { DatabaseVaultWindowStore, RedisVaultWindowStore } from '../../src/accou
 import { up as destroyRetiredWraps } from '../../src/db/migrations/0029_vault_destroy_retired_wraps.js';
 import { buildApp } from '../../src/boot/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/boot/compose.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';

@@ -9,7 +9,8 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { randomHex } from '../../src/lib/crypto.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices } from '../../src/boot/compose.js';
+import type { Services } from '../../src/services.js';
 import { freePort, programEnv, startServerProcess, tempDataDir, type ServerProcess } from '../helpers/processes.js';
 
 // A cluster of real server processes (`node dist/main.js`) on one PostgreSQL database, one Redis database

@@ -9,7 +9,8 @@ import { RedisRateLimitStore } from '../../src/http/rate-limit/redis-store.js';
 import { RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
 import { TestClock } from '../../src/lib/clock.js';
 import { randomHex } from '../../src/lib/crypto.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices } from '../../src/boot/compose.js';
+import type { Services } from '../../src/services.js';
 import { openTestDatabase } from './database.js';
 
 export interface TestApp {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateWithPlugins } from '../../src/boot/plugins.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,7 +27,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const u = new URL(url);
     u.pathname = `/${template}`;
     const database = await openDatabase({ databaseUrl: u.toString(), pgPoolMax: 2 });
-    await migrateToLatest(database.db);
+    await migrateWithPlugins(database.db);
     await database.close();
     project.provide('pgTemplate', template);
     project.provide('pgliteTemplate', '');
@@ -38,7 +38,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-tpl-'));
   const database = await openDatabase({});
-  await migrateToLatest(database.db);
+  await migrateWithPlugins(database.db);
   const dump = await database.pglite!.dumpDataDir('none');
   await database.close();
   const file = path.join(dir, 'template.tar');

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../boot/plugins.js';
+import { definePlugin } from '../../plugin-kit/index.js';
 import chatSend from './actions/chat_send.js';
 import chatThread from './actions/chat_thread.js';
 import * as conversations from './migrations/0001_conversations.js';

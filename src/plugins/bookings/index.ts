@@ -1,4 +1,4 @@
-import { definePlugin } from '../../boot/plugins.js';
+import { definePlugin } from '../../plugin-kit/index.js';
 import booking from './actions/booking.js';
 import { Booking, BookingResource } from './models.js';
 

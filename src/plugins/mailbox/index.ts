@@ -1,4 +1,4 @@
-import { definePlugin } from '../../boot/plugins.js';
+import { definePlugin } from '../../plugin-kit/index.js';
 import create from './actions/create.js';
 import mailbox_import from './actions/import.js';
 import mailboxes from './actions/mailboxes.js';

@@ -2,7 +2,7 @@ import { CliUsageError, parseCommandArgs, parseIntOption, requireOption, type Co
 import { groupUsage } from '../../cli/usage.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
-import { requireActivePlugin } from '../../boot/plugins.js';
+import { requireActivePlugin } from '../../plugin-kit/index.js';
 import { queueNodeJob } from './jobs.js';
 import { listNodes, NodeInputError, setNodeStatus } from './nodes.js';
 

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../boot/plugins.js';
+import { definePlugin } from '../../plugin-kit/index.js';
 import { agentChannel } from './channel.js';
 import { nodeCommand, NODE_USAGE } from './cli.js';
 import { AGENT_DOCS } from './docs.js';

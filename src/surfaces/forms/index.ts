@@ -4,7 +4,7 @@ import type { FormUser } from '../../actions/define.js';
 import { nonSerializablePath, visibilityRuleProblems } from '../../actions/form.js';
 import { success } from '../../http/envelope.js';
 import { actionError } from '../../http/errors.js';
-import { API_PREFIX } from '../../boot/app.js';
+import { API_PREFIX } from '../../http/transport.js';
 import type { Services } from '../../services.js';
 import { admit, findAction, queryOf, requireSetting, wrongMethod } from '../actions/shared.js';
 

@@ -5,7 +5,7 @@ import { success } from '../../http/envelope.js';
 import { ApiError, authError, notFound } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { MANAGEMENT_DEFAULT_AUTH, effectiveAuth, type EffectiveManagementAuth, type ManagementRequest, type StreamOptions } from './define.js';
-import { availableManagementHandlers, findManagementHandler } from './registry.js';
+import { availableManagementHandlers, findManagementHandler, type PluginManagementHandler } from './registry.js';
 
 /** Headers that carry credentials; a handler never sees them. */
 const CREDENTIAL_HEADERS = new Set(['public_key', 'secret_key', 'cookie', 'authorization', 'x-service-csrf']);
@@ -44,7 +44,7 @@ function handlerHeaders(request: FastifyRequest): ManagementRequest['headers'] {
  * revealed), then the method (405 ActionError for anything but GET, as the action table answers a wrong
  * method), then resolution (404 NotFound), then the handler's own tightening, then the handler.
  */
-export async function managementSurface(api: FastifyInstance, services: Services): Promise<void> {
+export async function managementSurface(api: FastifyInstance, services: Services, pluginHandlers: readonly PluginManagementHandler[]): Promise<void> {
   // Runs right after the front controller's authentication, before the body is even parsed.
   const gates = async (request: FastifyRequest) => {
     const path = endpointPath(request);
@@ -59,7 +59,7 @@ export async function managementSurface(api: FastifyInstance, services: Services
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = endpointPath(request);
     const principal = request.principal!;
-    const handler = findManagementHandler(path, services.plugins);
+    const handler = findManagementHandler(path, services.plugins, pluginHandlers);
     if (!handler) throw notFound(`No management endpoint '${path}'`);
     enforceManagementAuth(principal, effectiveAuth(handler));
 
@@ -77,7 +77,7 @@ export async function managementSurface(api: FastifyInstance, services: Services
     };
     const data = await handler.handle(
       { method: 'GET', path, query: { ...(request.query as Record<string, unknown>) }, body: request.body ?? null, headers: handlerHeaders(request) },
-      { services, principal, endpoints: availableManagementHandlers(services.plugins), stream },
+      { services, principal, endpoints: availableManagementHandlers(services.plugins, pluginHandlers), stream },
     );
     if (data === null) {
       if (!streamed) throw new Error(`management handler '${path}' returned null without streaming`);

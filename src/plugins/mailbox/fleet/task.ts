@@ -1,5 +1,5 @@
 import type { TaskDefinition } from '../../../tasks/scheduler.js';
-import type { PluginTaskServices } from '../../../boot/plugins.js';
+import type { PluginTaskServices } from '../../../plugin-kit/index.js';
 import { recheckFleetSlots } from './recheck.js';
 
 /** Task mailbox_fleet_recheck: the periodic re-check of every fleet slot's tier feature (hourly). */

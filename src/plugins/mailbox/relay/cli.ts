@@ -3,7 +3,7 @@ import { CliUsageError, parseCommandArgs, requireOption, type CommandGroup } fro
 import { groupUsage } from '../../../cli/usage.js';
 import { driveStorageFor } from '../../../drive/storage.js';
 import { formatTimestamp } from '../../../lib/time.js';
-import { requireActivePlugin } from '../../../boot/plugins.js';
+import { requireActivePlugin } from '../../../plugin-kit/index.js';
 import { RelayBundleError, createRelayRun, inspectBundle } from './runs.js';
 
 export const RELAY_USAGE = ['gatehouse relay run create --bundle FILE'] as const;

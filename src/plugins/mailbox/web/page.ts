@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { PROJECT_ROOT } from '../../../settings/plugins.js';
+import { PROJECT_ROOT } from '../../../lib/paths.js';
 import type { Services } from '../../../services.js';
 import { guardPage, sendViewerPage } from '../../../web/forms.js';
 import { html } from '../../../web/html.js';

@@ -1,8 +1,8 @@
 // Child process of a first start (first-start.ts): creates the embedded database in argv[2] (initdb and
 // every migration), closes it and exits, so that the server's own process never holds the memory that
 // creating it took.
-import { openDatabase } from './database.js';
-import { migrateToLatest } from './migrate.js';
+import { openDatabase } from '../db/database.js';
+import { migrateWithPlugins } from './plugins.js';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -12,7 +12,7 @@ if (!dir) {
 try {
   const database = await openDatabase({ dataDir: dir });
   try {
-    await migrateToLatest(database.db);
+    await migrateWithPlugins(database.db);
   } finally {
     await database.close();
   }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { embeddedDatabaseDir, embeddedDatabaseExists } from './location.js';
+import { embeddedDatabaseDir, embeddedDatabaseExists } from '../db/location.js';
 
 /** The child's entry (compiled next to this module). */
 const CHILD = fileURLToPath(new URL('./first-start-child.js', import.meta.url));
