@@ -2,7 +2,7 @@
 // one, never a higher one; type-only imports count.
 const FLOORS = [
   ['ground', '^src/(lib|db|logs)/|^src/(config|version)[.]ts$'],
-  ['infra', '^src/(settings|cache|tasks|http|mail)/'],
+  ['infra', '^src/(settings|cache|tasks|http|mail|outbound)/'],
   ['domain', '^src/(tiers|accounts|models|drive|events|store|backups)/'],
   ['actions', '^src/actions/'],
   ['doors', '^src/(surfaces|web|openapi|cli)/|^src/services[.]ts$'],

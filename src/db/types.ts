@@ -194,6 +194,15 @@ export interface MailOutboxTable {
   mob_create_time: GeneratedTimestamp;
 }
 
+export interface OutboundEventsTable {
+  obe_outbound_event_id: Generated<number>;
+  obe_uid: string;
+  obe_type: string;
+  obe_usr_user_id: Nullable<number>;
+  obe_payload: Json;
+  obe_create_time: GeneratedTimestamp;
+}
+
 export interface WebSessionsTable {
   wss_web_session_id: Generated<number>;
   wss_id_hash: string;
@@ -607,6 +616,7 @@ export interface DB {
   aik_api_idempotency_keys: ApiIdempotencyKeysTable;
   act_activation_codes: ActivationCodesTable;
   mob_mail_outbox: MailOutboxTable;
+  obe_outbound_events: OutboundEventsTable;
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;
   dvl_device_links: DeviceLinksTable;
