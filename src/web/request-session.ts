@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { CSRF_MIRROR_COOKIE, SESSION_COOKIE, type WebSession } from '../accounts/web-sessions.js';
+import type { WebSession } from '../accounts/web-sessions.js';
+import { CSRF_MIRROR_COOKIE, SESSION_COOKIE } from '../http/transport.js';
 
 interface RequestSessionState {
   loading?: Promise<WebSession | null>;
