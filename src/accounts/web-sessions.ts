@@ -5,10 +5,9 @@ import type { Clock } from '../lib/clock.js';
 import { randomHex, safeEqual, sha256Hex } from '../lib/crypto.js';
 import type { Settings } from '../settings/store.js';
 
-export const SESSION_COOKIE = 'gatehouse_session';
-/** The mirror cookie page scripts re-read after a 403 (stale-token recovery). */
-export const CSRF_MIRROR_COOKIE = 'service_api_csrf';
-export const CSRF_HEADER = 'x-service-csrf';
+// The cookie and header names are the transport's (src/http/transport.ts); named here too for callers
+// that think of them as the session's.
+export { CSRF_HEADER, CSRF_MIRROR_COOKIE, SESSION_COOKIE } from '../http/transport.js';
 
 export interface WebSession {
   id: number;

@@ -1,5 +1,9 @@
-import type { Services } from '../services.js';
-import { lastRun, nextDueTime } from '../tasks/scheduler.js';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { DB } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import type { Settings } from '../settings/store.js';
+import { lastRun, nextDueTime, type Scheduler } from '../tasks/scheduler.js';
 import { listScheduledBackups } from './retention.js';
 
 /** The contract's backup profiles: the site's own data, and the management node's. */
@@ -40,13 +44,21 @@ export interface BackupProfileStatus {
   next_due_time: Date | null;
 }
 
+/** What the site profile's schedule reads (the doors' Services satisfies it). */
+interface ScheduleDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+  config: Pick<Config, 'dataDir'>;
+}
+
 function resultField(result: unknown, name: string): unknown {
   return result !== null && typeof result === 'object' ? (result as Record<string, unknown>)[name] : undefined;
 }
 
 /** The site profile's schedule and the scheduled backups this node keeps. */
 async function siteSchedule(
-  services: Pick<Services, 'db' | 'clock' | 'settings' | 'config'>,
+  services: ScheduleDeps,
 ): Promise<Pick<BackupProfileStatus, 'schedule_hours' | 'keep' | 'last_backup_path' | 'last_backup_time' | 'last_backup_size_bytes' | 'kept_count' | 'next_due_time'>> {
   const hours = services.settings.int('backup_schedule_hours');
   const [kept, last] = await Promise.all([listScheduledBackups(services.config.dataDir), lastRun(services.db, backupTaskName('site'))]);
@@ -76,7 +88,7 @@ const NOT_PRODUCED_HERE = {
 } as const;
 
 export async function backupProfiles(
-  services: Pick<Services, 'db' | 'scheduler' | 'clock' | 'settings' | 'config'>,
+  services: ScheduleDeps & { scheduler: Pick<Scheduler, 'find'> },
 ): Promise<Record<BackupProfile, BackupProfileStatus>> {
   const names = BACKUP_PROFILES.map(backupTaskName);
   const rows = await services.db.selectFrom('tsk_task_runs').selectAll().where('tsk_name', 'in', names).execute();

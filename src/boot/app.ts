@@ -10,6 +10,7 @@ import { LOG_SERIALIZERS, RouteOnlyLogController } from '../http/log-lines.js';
 import { nulInputRefusal } from '../http/input-text.js';
 import { ApiError, authError, isApiError, noEndpoint } from '../http/errors.js';
 import '../http/request-context.js';
+import '../accounts/auth/request.js';
 import type { Feature } from '../http/request-context.js';
 import { API_PREFIX, SECURITY_HEADERS, applyCors, checkClientVersion, requireHttps } from '../http/transport.js';
 import { registerSurfaces } from '../surfaces/index.js';

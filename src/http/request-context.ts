@@ -1,6 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import type { WebSession } from '../accounts/web-sessions.js';
-import type { Principal } from '../accounts/auth/principal.js';
 
 /** Which URL surface a route belongs to; recorded as the request log's feature. */
 export type Feature =
@@ -41,9 +39,10 @@ declare module 'fastify' {
      */
     checksOwnBody?: boolean;
   }
+  // What a request carries that names a domain type (its principal, its website session) is declared by
+  // the floor that owns those types: src/accounts/auth/request.ts.
   interface FastifyRequest {
     startedAt: number;
-    principal: Principal | null;
     /** The action name, class and verb, or endpoint, for the request log. */
     logAction: string | null;
     /**
@@ -51,12 +50,6 @@ declare module 'fastify' {
      * (key-authenticated requests); the authentication stage runs it instead of asking the store again.
      */
     failedAuthReading: (() => void) | null;
-    /** Runs the authentication stage at most once per request and returns the principal. */
-    authenticate(): Promise<Principal>;
-    /** The website session named by the request's cookie, loaded at most once per request. */
-    webSession(): Promise<WebSession | null>;
-    /** Replaces the request's website session (sign-in, sign-out) and sets its cookies on the reply. */
-    useWebSession(cookieValue: string | null, session: WebSession | null): void;
     /** Whether the request carries a website session cookie. */
     hasWebSessionCookie(): boolean;
   }

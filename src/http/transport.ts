@@ -1,11 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import semver from 'semver';
 import type { Settings } from '../settings/store.js';
-import { CSRF_HEADER } from '../accounts/web-sessions.js';
 import { ApiError } from './errors.js';
 
 /** Where the platform API lives: every route of the front controller is under it. */
 export const API_PREFIX = '/api/v1';
+
+/** The website session cookie (src/accounts/web-sessions.ts keeps the sessions it names). */
+export const SESSION_COOKIE = 'gatehouse_session';
+/** The mirror cookie page scripts re-read after a 403 (stale-token recovery). */
+export const CSRF_MIRROR_COOKIE = 'service_api_csrf';
+/** The header that carries a browser session's CSRF token. */
+export const CSRF_HEADER = 'x-service-csrf';
 
 /** How an operator lets the API answer plain HTTP, for local development (the start banner and the site's notice say it). */
 export const HTTPS_COMMAND = 'npx gatehouse setting set api_require_https false';

@@ -2,7 +2,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
-import { gateFor, type TierGate } from './gate.js';
+import { gateFor, type GateColumns, type TierGate } from './gate.js';
 
 /** A column's storage type; drives CRUD coercion, validation and export. */
 export type ColumnType = 'serial' | 'int' | 'bigint' | 'smallint' | 'bool' | 'text' | 'varchar' | 'timestamp' | 'date' | 'numeric' | 'jsonb';
@@ -160,7 +160,7 @@ export interface ModelDeclaration {
    */
   viewableTimes?: readonly string[];
   /** Tier gating: which columns hold the gate, and which body columns are replaced by the preview. */
-  gate?: { minLevel: string; publicAfterHours?: string; publishedTime?: string; body?: readonly string[] };
+  gate?: GateColumns;
 }
 
 export interface Model extends ModelDeclaration {

@@ -1,11 +1,38 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
-import type { Model, ModelContext, Row } from './define.js';
 import type { Settings } from '../settings/store.js';
 import { fetchUserTier, type UserTier } from '../tiers/features.js';
 import { readCachesOf } from '../cache/read-caches.js';
 import { STAFF_PERMISSION, decideTierAccess, gatePreview, type EntityGate, type TierAccessResult, type TierCatalogue } from '../tiers/gating.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * Which columns of a gatable model hold its tier gate, and which body columns the preview replaces (a
+ * model declaration's `gate`).
+ */
+export interface GateColumns {
+  minLevel: string;
+  publicAfterHours?: string;
+  publishedTime?: string;
+  body?: readonly string[];
+}
+
+/** What the gate reads of a model (a Model satisfies it). */
+export interface GatableModel {
+  prefix: string;
+  gate?: GateColumns;
+}
+
+/** What the gate reads of a model hook's context (a ModelContext satisfies it). */
+export interface GateContext {
+  db: Kysely<DB>;
+  clock: Clock;
+  settings: Settings;
+  viewer: { current_user_id: number | null; current_user_permission: number };
+  tierGate?: TierGate;
+}
 
 export interface GateViewerIdentity {
   userId: number | null;
@@ -21,7 +48,7 @@ function asInt(v: unknown): number | null {
 }
 
 /** The gate of one row of a gatable model. */
-export function entityGate(model: Model, row: Row): EntityGate {
+export function entityGate(model: GatableModel, row: Row): EntityGate {
   const g = model.gate!;
   return {
     minLevel: asInt(row[g.minLevel]),
@@ -86,7 +113,7 @@ export class TierGate {
     return decideTierAccess(gate, { userId: this.viewer.userId, permission: this.viewer.permission, tierLevel }, catalogue, this.clock.now());
   }
 
-  check(model: Model, row: Row): Promise<TierAccessResult> {
+  check(model: GatableModel, row: Row): Promise<TierAccessResult> {
     return this.checkGate(entityGate(model, row));
   }
 
@@ -94,7 +121,7 @@ export class TierGate {
    * A row as a denied viewer may see it: the first gated body column becomes the plain-text preview
    * (tier_gate_preview_length characters; null at 0), the other gated columns null.
    */
-  redact(model: Model, row: Row): Row {
+  redact(model: GatableModel, row: Row): Row {
     const out = { ...row };
     const length = this.settings.int('tier_gate_preview_length');
     (model.gate?.body ?? []).forEach((column, i) => {
@@ -107,7 +134,7 @@ export class TierGate {
    * The SQL condition of rows this viewer may open (for listings that hide the rest): no gate, a level
    * the viewer's tier meets, or early access over. Null for staff, who see everything.
    */
-  async openRowsCondition(model: Model): Promise<((eb: ExpressionBuilder<any, any>) => any) | null> {
+  async openRowsCondition(model: GatableModel): Promise<((eb: ExpressionBuilder<any, any>) => any) | null> {
     if (!model.gate || this.isStaff) return null;
     const level = await this.viewerLevel();
     return openRowsExpression(model, level !== null, level, this.clock.now());
@@ -119,7 +146,7 @@ export class TierGate {
  * open at `now`. `level` and `now` are used only as values, so a compiled query can take them as
  * parameters; the condition's shape depends on `hasLevel` alone.
  */
-export function openRowsExpression(model: Model, hasLevel: boolean, level: unknown, now: unknown): (eb: ExpressionBuilder<any, any>) => any {
+export function openRowsExpression(model: GatableModel, hasLevel: boolean, level: unknown, now: unknown): (eb: ExpressionBuilder<any, any>) => any {
   const g = model.gate!;
   const publicFrom = publicFromExpression(model);
   return (eb) => {
@@ -135,7 +162,7 @@ export function openRowsExpression(model: Model, hasLevel: boolean, level: unkno
  * it never does), or null for a model without public-after-hours: the only time openRowsExpression's
  * verdict on a row depends on.
  */
-export function publicFromExpression(model: Model): RawBuilder<Date | null> | null {
+export function publicFromExpression(model: GatableModel): RawBuilder<Date | null> | null {
   const g = model.gate;
   if (!g?.publicAfterHours) return null;
   const created = `${model.prefix}_create_time`;
@@ -166,10 +193,10 @@ async function catalogueRows(db: Kysely<DB>, which: 'tiers' | 'products'): Promi
   return (cache ? await cache.get(which, Date.now(), read) : await read()) ?? [];
 }
 
-const contextGates = new WeakMap<ModelContext, TierGate>();
+const contextGates = new WeakMap<GateContext, TierGate>();
 
 /** The context's tier gate (one per request), made from the context's viewer when it has none. */
-export function gateFor(ctx: ModelContext): TierGate {
+export function gateFor(ctx: GateContext): TierGate {
   if (ctx.tierGate) return ctx.tierGate;
   let gate = contextGates.get(ctx);
   if (!gate) {

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
 import { businessError } from '../http/errors.js';
-import type { Services } from '../services.js';
+import type { Settings } from '../settings/store.js';
+import type { StoreSystem } from './index.js';
 import { checkEventPlaces } from './event-tickets.js';
 import { ITEM_STATUS, ORDER_STATUS } from './orders.js';
 import type { CheckoutSessionRequest } from './providers/card-processor.js';
@@ -73,7 +75,7 @@ async function priceLines(db: Kysely<DB>, lines: CheckoutLine[]): Promise<Priced
  */
 export async function createCheckout(
   db: Kysely<DB>,
-  services: Pick<Services, 'clock' | 'settings' | 'store'>,
+  services: { clock: Clock; settings: Settings; store: StoreSystem },
   userId: number,
   lines: CheckoutLine[],
   opts: CheckoutOptions,

@@ -1,6 +1,6 @@
 import type { FeatureValue } from '../db/types.js';
 import { formatByteSize } from '../lib/byte-size.js';
-import type { Services } from '../services.js';
+import type { Plugins } from '../settings/plugins.js';
 import type { FeatureDefinition } from '../tiers/feature-registry.js';
 
 // How tier features are shown on pages (the tier editor, the pricing page, the member's subscription).
@@ -18,4 +18,4 @@ export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
 }
 
 /** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
-export const featureInUse = (services: Services, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
+export const featureInUse = (services: { plugins: Pick<Plugins, 'isActive'> }, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);

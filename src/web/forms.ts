@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
+import type { Settings } from '../settings/store.js';
 import { html, type SafeHtml } from './html.js';
 import { apiRefusesRequest } from './https-notice.js';
 import { page, sendPage, type PageOptions } from './layout.js';
 import { checkFormToken, formToken } from '../accounts/web-sessions.js';
-import { pageViewer, type SignedInUser } from './viewer.js';
+import { pageViewer, type PageViewerDeps, type SignedInUser } from './viewer.js';
 
 export type Viewer = Awaited<ReturnType<typeof pageViewer>>;
 
@@ -66,7 +66,7 @@ export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: strin
  * The page guard: anonymous visitors go to sign-in, signed-in users below `minPermission` get 403.
  * Returns the viewer, or null when a response was already sent.
  */
-export async function guardPage(request: FastifyRequest, reply: FastifyReply, services: Services, minPermission: number): Promise<(Viewer & { user: SignedInUser }) | null> {
+export async function guardPage(request: FastifyRequest, reply: FastifyReply, services: PageViewerDeps & { settings: Settings }, minPermission: number): Promise<(Viewer & { user: SignedInUser }) | null> {
   const viewer = await pageViewer(request, services);
   if (!viewer.user) {
     await reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);

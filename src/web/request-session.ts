@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
-import { CSRF_MIRROR_COOKIE, SESSION_COOKIE, type WebSession } from '../accounts/web-sessions.js';
+import type { Clock } from '../lib/clock.js';
+import type { WebSession, WebSessions } from '../accounts/web-sessions.js';
+import { CSRF_MIRROR_COOKIE, SESSION_COOKIE } from '../http/transport.js';
 
 interface RequestSessionState {
   loading?: Promise<WebSession | null>;
@@ -41,7 +42,7 @@ function cookieOptions(request: FastifyRequest, httpOnly: boolean, maxAgeSeconds
  * page gives it, so a page script has its CSRF token from the first answer on. An API response mirrors the
  * session its cookie names; a keyed client without a cookie is not handed a session it would never use.
  */
-export function registerWebSessionRequest(app: FastifyInstance, services: Services, apiPrefix: string): void {
+export function registerWebSessionRequest(app: FastifyInstance, services: { webSessions: WebSessions; clock: Clock }, apiPrefix: string): void {
   app.decorateRequest('webSession', function (this: FastifyRequest) {
     const s = state(this);
     if (s.replaced) return Promise.resolve(s.replaced.session);

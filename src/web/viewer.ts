@@ -1,12 +1,19 @@
 import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/types.js';
 import { displayName } from '../accounts/users.js';
 import type { PrincipalUser } from '../accounts/auth/principal.js';
-import type { Services } from '../services.js';
 import type { PageViewer } from './layout.js';
-import type { WebSession } from '../accounts/web-sessions.js';
+import type { WebSession, WebSessions } from '../accounts/web-sessions.js';
+
+/** What reading a page's viewer takes (Services satisfies it). */
+export interface PageViewerDeps {
+  db: Kysely<DB>;
+  webSessions: Pick<WebSessions, 'create'>;
+}
 
 /** The page's session, creating a guest session when there is none (guests need a CSRF token too). */
-export async function ensureWebSession(request: FastifyRequest, services: Services): Promise<WebSession> {
+export async function ensureWebSession(request: FastifyRequest, services: Pick<PageViewerDeps, 'webSessions'>): Promise<WebSession> {
   const existing = await request.webSession();
   if (existing) return existing;
   const { cookieValue, session } = await services.webSessions.create({ userId: null });
@@ -17,7 +24,7 @@ export async function ensureWebSession(request: FastifyRequest, services: Servic
 /** The signed-in user a page sees: the same shape the API's principal carries. */
 export type SignedInUser = PrincipalUser;
 
-export async function pageViewer(request: FastifyRequest, services: Services): Promise<PageViewer & { user: SignedInUser | null }> {
+export async function pageViewer(request: FastifyRequest, services: PageViewerDeps): Promise<PageViewer & { user: SignedInUser | null }> {
   const session = await ensureWebSession(request, services);
   if (session.userId === null) return { session, displayName: null, isStaff: false, user: null };
   const user = await services.db

@@ -1,12 +1,17 @@
 import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import { verifySecret } from '../passwords.js';
-import type { Services } from '../../services.js';
+import type { DB } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
+import type { ReadCache } from '../../cache/read-cache.js';
 import { ApiError, authError } from '../../http/errors.js';
+import type { RateLimitBucket } from '../../http/rate-limit/bucket.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache.js';
-import { CSRF_HEADER } from '../web-sessions.js';
-import { userTierFromRow } from '../../tiers/features.js';
+import { CSRF_HEADER } from '../../http/transport.js';
+import { userTierFromRow, type TierFeatureReader } from '../../tiers/features.js';
+import type { WebSessions } from '../web-sessions.js';
 import { preparedQuery } from '../../db/prepared.js';
 
 const LAST_USED_REFRESH_MS = 3600_000;
@@ -35,6 +40,16 @@ const keyLookup = preparedQuery((db, p: { publicKey: string }) =>
 /** A key with its user and tier, as the lookup reads it. */
 export type KeyRow = Awaited<ReturnType<typeof keyLookup>>[number];
 
+/** What the authentication stage reads (the doors' Services satisfies it). */
+export interface AuthenticationDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  buckets: { failedAuth: RateLimitBucket };
+  keyRows: Pick<ReadCache<string, KeyRow>, 'get'>;
+  webSessions: Pick<WebSessions, 'end'>;
+  tiers: { readerFor(scope: object): Pick<TierFeatureReader, 'prime'> };
+}
+
 const verificationCache = new VerificationCache();
 const inFlight = new WeakMap<FastifyRequest, Promise<Principal>>();
 
@@ -59,8 +74,8 @@ function ipAllowed(restriction: string | null, ip: string): boolean {
 }
 
 /** Key headers → principal, or the contract's 4xx. Every failure counts toward the failed-auth bucket. */
-async function authenticateKey(services: Services, request: FastifyRequest, publicKey: string | undefined, secretKey: string | undefined): Promise<Principal> {
-  const { db, clock, buckets, keyRows } = services;
+async function authenticateKey(deps: AuthenticationDeps, request: FastifyRequest, publicKey: string | undefined, secretKey: string | undefined): Promise<Principal> {
+  const { db, clock, buckets, keyRows } = deps;
   const ip = request.ip;
   if (request.failedAuthReading) request.failedAuthReading();
   else await buckets.failedAuth.check(ip);
@@ -129,8 +144,8 @@ async function authenticateKey(services: Services, request: FastifyRequest, publ
  * The browser-session credential: the website session cookie plus X-Service-Csrf equal to the session's
  * token. A session with no signed-in user is the anonymous (guest) principal.
  */
-async function authenticateBrowser(services: Services, request: FastifyRequest): Promise<Principal> {
-  const { db, buckets } = services;
+async function authenticateBrowser(deps: AuthenticationDeps, request: FastifyRequest): Promise<Principal> {
+  const { db, buckets } = deps;
   await buckets.failedAuth.check(request.ip);
   const session = await request.webSession();
   if (!session) {
@@ -154,7 +169,7 @@ async function authenticateBrowser(services: Services, request: FastifyRequest):
     .where('usr_user_id', '=', session.userId)
     .executeTakeFirst();
   if (!user || user.usr_delete_time !== null || user.usr_is_disabled) {
-    await services.webSessions.end(session.id);
+    await deps.webSessions.end(session.id);
     throw authError(401, 'Your session has ended; sign in again');
   }
   return {
@@ -174,22 +189,22 @@ async function authenticateBrowser(services: Services, request: FastifyRequest):
   };
 }
 
-async function resolvePrincipal(services: Services, request: FastifyRequest): Promise<Principal> {
+async function resolvePrincipal(deps: AuthenticationDeps, request: FastifyRequest): Promise<Principal> {
   const publicKey = header(request, 'public_key');
   const secretKey = header(request, 'secret_key');
   // Key headers, when present, always take precedence over any cookie.
-  if (publicKey !== undefined || secretKey !== undefined) return authenticateKey(services, request, publicKey, secretKey);
-  if (request.hasWebSessionCookie()) return authenticateBrowser(services, request);
+  if (publicKey !== undefined || secretKey !== undefined) return authenticateKey(deps, request, publicKey, secretKey);
+  if (request.hasWebSessionCookie()) return authenticateBrowser(deps, request);
   throw authError(400, 'Missing API key headers public_key and secret_key');
 }
 
 /** The authentication stage: runs once per request, however many times it is asked. */
-export function authenticateRequest(services: Services, request: FastifyRequest): Promise<Principal> {
+export function authenticateRequest(deps: AuthenticationDeps, request: FastifyRequest): Promise<Principal> {
   let pending = inFlight.get(request);
   if (!pending) {
-    pending = resolvePrincipal(services, request).then((p) => {
+    pending = resolvePrincipal(deps, request).then((p) => {
       request.principal = p;
-      if (p.user && p.userTier !== undefined) services.tiers.readerFor(request).prime(p.user.usr_user_id, p.userTier);
+      if (p.user && p.userTier !== undefined) deps.tiers.readerFor(request).prime(p.user.usr_user_id, p.userTier);
       return p;
     });
     inFlight.set(request, pending);

@@ -1,14 +1,16 @@
 import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/types.js';
 import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { vaultStatus } from '../../accounts/vault/unlockers.js';
-import type { Services } from '../../services.js';
+import type { VaultWindows } from '../../accounts/vault/window.js';
 import { html } from '../html.js';
 
 /**
  * The vault card of Profile → Security: setup (codes shown once, with a download), unlock by passkey,
  * recovery code or passphrase, lock and rotation. Every change goes through the vault actions (vault.js).
  */
-export async function vaultSection(services: Services, request: FastifyRequest, userId: number) {
+export async function vaultSection(services: { db: Kysely<DB>; vaultWindows: VaultWindows }, request: FastifyRequest, userId: number) {
   const window = vaultWindowOf(services, request);
   const times = await window.times(services.db, userId);
   const s = await vaultStatus(services.db, userId, { unlocked: times !== null, times });
