@@ -16,6 +16,9 @@ import type { ReadCache } from './cache/read-cache.js';
 import type { ReadCaches } from './cache/read-caches.js';
 import type { KeyRow } from './accounts/auth/authenticate.js';
 import type { VaultWindows } from './accounts/vault/window.js';
+import type { VaultParts } from './accounts/vault/parts.js';
+import type { PasskeyVetoes } from './accounts/passkeys/vetoes.js';
+import type { DriveStorage } from './drive/storage.js';
 
 // The doors' bag: what a request handler or a command may reach. It is composed once per process (or per
 // test app) by src/boot/compose.ts. Code below the doors never takes it: a function there declares the
@@ -55,5 +58,11 @@ export interface Services {
   caches: ReadCaches;
   /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */
   vaultWindows: VaultWindows;
+  /** What other rooms contribute to the vault (rotation re-sealers, protection level sources), composed at start. */
+  vaultParts: VaultParts;
+  /** Consumers' vetoes on passkeys (the vault's unlocker floor and password), composed at start. */
+  passkeyVetoes: PasskeyVetoes;
+  /** Where Drive keeps bytes, opened once at start. */
+  driveStorage: DriveStorage;
   close(): Promise<void>;
 }

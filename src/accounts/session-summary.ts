@@ -1,13 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { displayName } from './users.js';
-import type { UserTier } from '../tiers/features.js';
-
-export interface TierSummary {
-  name: string;
-  tier_level: number;
-  features: Record<string, unknown>;
-}
+import type { TierSummary, UserTier } from '../tiers/features.js';
 
 export interface SessionUserSummary {
   user_id: number;
@@ -17,18 +11,15 @@ export interface SessionUserSummary {
   tier: TierSummary | null;
 }
 
-/** Resolves the user's tier for the summary; the tier system plugs in here, tierless until then. */
-export type TierResolver = (db: Kysely<DB>, userId: number, known?: UserTier | null) => Promise<TierSummary | null>;
-
-let tierResolver: TierResolver = async () => null;
-
-export function setTierResolver(resolver: TierResolver): void {
-  tierResolver = resolver;
+/** Resolves the user's tier for the summary (the app's tier system satisfies it). */
+export interface SessionTiers {
+  sessionTier(db: Kysely<DB>, userId: number, known?: UserTier | null): Promise<TierSummary | null>;
 }
 
 /** The session user summary returned by login and GET auth/session. */
 export async function sessionUserSummary(
   db: Kysely<DB>,
+  tiers: SessionTiers,
   user: { usr_user_id: number; usr_email: string; usr_first_name: string; usr_last_name: string | null; usr_nickname: string | null; usr_permission: number },
   /** The user's tier when the caller has read it already (undefined: read it here). */
   knownTier?: UserTier | null,
@@ -38,6 +29,6 @@ export async function sessionUserSummary(
     display_name: displayName(user),
     email: user.usr_email,
     permission: user.usr_permission,
-    tier: await tierResolver(db, user.usr_user_id, knownTier),
+    tier: await tiers.sessionTier(db, user.usr_user_id, knownTier),
   };
 }

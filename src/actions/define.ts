@@ -1,6 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { VaultWindow } from '../accounts/vault/window.js';
+import type { VaultParts } from '../accounts/vault/parts.js';
+import type { PasskeyVetoes } from '../accounts/passkeys/vetoes.js';
+import type { DriveStorage } from '../drive/storage.js';
+import type { FeatureRegistry } from '../tiers/feature-registry.js';
+import type { Plugins } from '../settings/plugins.js';
 import type { Principal, PrincipalUser } from '../accounts/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
@@ -46,6 +51,16 @@ export interface ActionContext<I = Record<string, unknown>> {
   log: ActionLog;
   /** What the store reaches outside the process for (provider clients and their test seams). */
   storeDeps: StoreDeps;
+  /** Which plugins are active now (e.g. the owners of upload purposes). */
+  plugins: Plugins;
+  /** The tier feature definitions loaded at start. */
+  featureRegistry: FeatureRegistry;
+  /** Where Drive keeps bytes (blob store, pending uploads' parts), opened once by the roof. */
+  driveStorage: DriveStorage;
+  /** What other rooms contribute to the vault: rotation re-sealers, protection level sources. */
+  vaultParts: VaultParts;
+  /** Consumers' vetoes on revoking a passkey or signing in with one alone. */
+  passkeyVetoes: PasskeyVetoes;
 }
 
 export interface ActionLog {

@@ -9,14 +9,17 @@ import { Scheduler } from '../tasks/scheduler.js';
 import { allTasks } from './tasks.js';
 import { activeOnly, pluginModules } from './plugins.js';
 import { pluginTasks } from '../plugin-kit/tasks.js';
-import { setTierResolver } from '../accounts/session-summary.js';
-import { TierSystem, installFeatureRegistry } from '../tiers/index.js';
+import { TierSystem } from '../tiers/index.js';
 import { WebSessions } from '../accounts/web-sessions.js';
 import { StoreSystem } from '../store/index.js';
 import { ReadCaches, attachReadCaches } from '../cache/read-caches.js';
-import { registerContentResealer } from '../accounts/vault/rotation.js';
 import { ROW_CHANGES } from '../db/change-feed.js';
-import { VaultWindows, registerProtectionLevelSource } from '../accounts/vault/window.js';
+import { VaultWindows } from '../accounts/vault/window.js';
+import type { VaultParts } from '../accounts/vault/parts.js';
+import { unlockerFloorVeto, vaultPasswordVeto } from '../accounts/vault/unlockers.js';
+import type { PasskeyVetoes } from '../accounts/passkeys/vetoes.js';
+import { openDriveStorage } from '../drive/storage.js';
+import { resealDriveContent } from '../drive/sealed-files.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from '../accounts/vault/window-store.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -52,8 +55,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const db = opts.database.db;
   // Invalid tier feature definitions stop the start here, with a message naming the file and key.
   const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
-  installFeatureRegistry(tiers.registry);
-  setTierResolver((database, userId, known) => tiers.sessionTier(database, userId, known));
   const settings = new Settings(db, clock);
   const plugins = new Plugins(db, clock, opts.pluginsDir);
   await Promise.all([settings.load(), plugins.load()]);
@@ -82,9 +83,17 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const requestLog = new RequestLog((table, columns, text) => opts.database.copyRows(table, columns, text));
   const partial = { config: opts.config, database: opts.database, db, clock, settings, plugins, webSessions, rateLimitStore, buckets, requestLog };
   const store = new StoreSystem(db, settings, clock);
-  const scheduler = new Scheduler(db, clock, [...allTasks({ ...partial, store }), ...pluginTasks(plugged, { ...partial, tiers })]);
-  const forgetLevels = plugged.flatMap((p) => (p.protectionLevels ? [registerProtectionLevelSource(activeOnly(partial, p.name, p.protectionLevels))] : []));
-  const forgetResealers = plugged.flatMap((p) => (p.contentResealer ? [registerContentResealer(p.contentResealer)] : []));
+  const driveStorage = openDriveStorage(opts.config);
+  const scheduler = new Scheduler(db, clock, [...allTasks({ ...partial, store, driveStorage }), ...pluginTasks(plugged, { ...partial, tiers })]);
+  // What other rooms contribute to the vault, in the order they run: sealed Drive files follow their
+  // owner's vault through a rotation (DESIGN 10), then each plugin's content; a plugin's protection
+  // levels count only while it is active.
+  const vaultParts: VaultParts = {
+    resealers: [resealDriveContent, ...plugged.flatMap((p) => (p.contentResealer ? [p.contentResealer] : []))],
+    levelSources: plugged.flatMap((p) => (p.protectionLevels ? [activeOnly(partial, p.name, p.protectionLevels)] : [])),
+  };
+  // The vault's vetoes on passkeys: the unlocker floor on revocation, the password on sign-in.
+  const passkeyVetoes: PasskeyVetoes = { revoke: [unlockerFloorVeto], signIn: [vaultPasswordVeto] };
   const changes = opts.readCaches === false ? undefined : opts.database.changes;
   const detach = changes ? attachReadCaches(db, caches) : undefined;
   const forgetOnWrite = changes?.onLocalWrite((tables) => caches.wrote(tables));
@@ -99,11 +108,12 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     store,
     keyRows: caches.keyRows,
     caches,
-    vaultWindows: new VaultWindows(vaultWindowStore, clock),
+    vaultWindows: new VaultWindows(vaultWindowStore, clock, vaultParts.levelSources),
+    vaultParts,
+    passkeyVetoes,
+    driveStorage,
     async close() {
       if (refresh) clearInterval(refresh);
-      for (const forget of forgetLevels) forget();
-      for (const forget of forgetResealers) forget();
       forgetOnWrite?.();
       await feed?.stop();
       detach?.();

@@ -1,5 +1,6 @@
 import type { BackupTaker } from '../backups/take.js';
 import type { Config } from '../config.js';
+import type { DriveStorage } from '../drive/storage.js';
 import type { Settings } from '../settings/store.js';
 import type { StoreSystem } from '../store/index.js';
 import type { WebSessions } from '../accounts/web-sessions.js';
@@ -15,7 +16,7 @@ import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem }): TaskDefinition[] {
+export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem; driveStorage: DriveStorage }): TaskDefinition[] {
   return [
     purgeRequestLogsTask(services.settings),
     {
@@ -28,8 +29,8 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     subscriptionPeriodEndTask(services.settings),
     storeReconcileTask(services),
     purgeDriveChangesTask,
-    purgeDriveUploadsTask(services.config),
-    reconcileDriveUsageTask(services.config),
+    purgeDriveUploadsTask(services.driveStorage),
+    reconcileDriveUsageTask(services.driveStorage),
     sealDriveFolderNamesTask,
     backupSiteTask(services),
   ];

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import type { Config } from '../config.js';
 import { sweepBlobs, unreferencedBlobIds } from './files.js';
-import { driveStorageFor } from './storage.js';
+import type { DriveStorage } from './storage.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
 /** An unreferenced blob younger than this may be about to be referenced by an upload in flight. */
@@ -13,13 +12,13 @@ const SWEEP_BATCH = 500;
  * of live files, kept versions), so usage and storage agree after any crash or manual repair, then
  * removes the bytes of blobs nothing references. Deleted file rows give their references back first. Quota usage itself is always summed from those rows.
  */
-export function reconcileDriveUsageTask(config: Config): TaskDefinition {
+export function reconcileDriveUsageTask(storage: Pick<DriveStorage, 'blobs'>): TaskDefinition {
   return {
     name: 'reconcile_drive_usage',
     description: 'Recount Drive blob references from files and versions, and delete blobs nothing references',
     intervalSeconds: 86_400,
     async run({ db, clock }) {
-      const { blobs } = driveStorageFor(config);
+      const { blobs } = storage;
       let releasedRows = 0;
       const corrected = await db.transaction().execute(async (trx) => {
         // Every new reference is taken by updating its blob row (acquireBlob), so this lock waits for

@@ -5,7 +5,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import { openSealedBox, sealToPublicKey } from '../accounts/vault/crypto.js';
-import { registerContentResealer } from '../accounts/vault/rotation.js';
+import type { ContentResealer } from '../accounts/vault/rotation.js';
 import { contentKeyOf, newContentKey, openContentKey, read, resealContentKey, sealField, type SealedReader, type SealedRecord } from '../accounts/vault/sealed.js';
 import { lockVault, type Vault } from '../accounts/vault/vaults.js';
 import type { DB } from '../db/types.js';
@@ -236,72 +236,68 @@ export async function sealLeftoverFolderNames(db: Kysely<DB>, limit = 1000): Pro
   return sealed;
 }
 
-let installed = false;
 /**
- * Registers the Drive's re-sealing with vault rotation: every sealed file's content key and every pending
- * sealed upload name of the user moves to the new public key in the rotation's transaction. Every sealing
+ * The Drive's re-sealing in a vault rotation (the roof lists it first among the rotation's re-sealers):
+ * every sealed file's content key and every pending sealed upload name of the user moves to the new
+ * public key in the rotation's transaction. Every sealing
  * writer holds the vault row while it seals (lockVault), so each key opens under the old secret; one that
  * does not was sealed to a key already thrown away and is left as it is instead of failing every rotation.
  */
-export function installDriveResealer(): void {
-  if (installed) return;
-  installed = true;
-  registerContentResealer(async (db, { userId, oldSecretKey, newPublicKey }) => {
-    const files = await db
-      .selectFrom('fil_files')
-      .select(['fil_file_id', 'fil_sealed_key', 'fil_mime_type'])
-      .where('fil_usr_user_id', '=', userId)
-      .where('fil_sealed_key', 'is not', null)
-      .where('fil_delete_time', 'is', null)
+export const resealDriveContent: ContentResealer = async (db, { userId, oldSecretKey, newPublicKey }) => {
+  const files = await db
+    .selectFrom('fil_files')
+    .select(['fil_file_id', 'fil_sealed_key', 'fil_mime_type'])
+    .where('fil_usr_user_id', '=', userId)
+    .where('fil_sealed_key', 'is not', null)
+    .where('fil_delete_time', 'is', null)
+    .execute();
+  // Sealed blobs are each file's own ciphertext: a MIME type kept on one from before is dropped.
+  const blobIds = [
+    ...(await db.selectFrom('fil_files').select('fil_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).where('fil_fbb_file_blob_id', 'is not', null).execute()),
+    ...(await db.selectFrom('fvr_file_versions').innerJoin('fil_files', 'fil_file_id', 'fvr_fil_file_id').select('fvr_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).execute()),
+  ].flatMap((r) => (r.id === null ? [] : [r.id]));
+  const sealedFileIds = files.map((f) => f.fil_file_id);
+  if (sealedFileIds.length > 0) {
+    await db.updateTable('fvr_file_versions').set({ fvr_mime_type: null }).where('fvr_fil_file_id', 'in', sealedFileIds).where('fvr_mime_type', 'is not', null).execute();
+  }
+  if (blobIds.length > 0) await db.updateTable('fbb_file_blobs').set({ fbb_mime_type: null }).where('fbb_file_blob_id', 'in', blobIds).where('fbb_mime_type', 'is not', null).execute();
+  for (const f of files) {
+    const resealed = resealContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey, newPublicKey);
+    // As for folders: a key sealed to a key that no longer exists is already lost; it stays as it is.
+    if (!resealed) continue;
+    // A MIME type stored in clear before MIME types were sealed is sealed now (the content key is the same).
+    const leftoverMime =
+      f.fil_mime_type === null
+        ? {}
+        : {
+            fil_sealed_mime: sealFileMime(openContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey)!, f.fil_file_id, f.fil_mime_type),
+            fil_mime_type: null,
+          };
+    await db.updateTable('fil_files').set({ fil_sealed_key: resealed, ...leftoverMime }).where('fil_file_id', '=', f.fil_file_id).execute();
+  }
+  await resealFolders(db, userId, oldSecretKey, newPublicKey);
+  const uploads = await db
+    .selectFrom('fup_file_uploads')
+    .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name', 'fup_sealed_mime', 'fup_sealed_key'])
+    .where('fup_usr_user_id', '=', userId)
+    .where((eb) => eb.or([eb('fup_sealed_name', 'is not', null), eb('fup_sealed_mime', 'is not', null), eb('fup_sealed_key', 'is not', null)]))
+    .execute();
+  for (const u of uploads) {
+    const name = u.fup_sealed_name === null ? null : openUploadName(oldSecretKey, u.fup_part_name, u.fup_sealed_name);
+    const mime = u.fup_sealed_mime === null ? null : openUploadMime(oldSecretKey, u.fup_part_name, u.fup_sealed_mime);
+    // The upload's own key, which opens the chunks it has received (sealed as they arrived).
+    const key = u.fup_sealed_key === null ? null : resealUploadKey(oldSecretKey, newPublicKey, u.fup_part_name, u.fup_sealed_key);
+    // A pending upload whose name or key no longer opens can only fail at completion: it goes now
+    // (the purge task removes its part file and staged chunks as strays).
+    if ((u.fup_sealed_name !== null && name === null) || (u.fup_sealed_mime !== null && mime === null) || (u.fup_sealed_key !== null && key === null)) {
+      await db.deleteFrom('fup_file_uploads').where('fup_file_upload_id', '=', u.fup_file_upload_id).execute();
+      continue;
+    }
+    const sealed = name === null ? null : sealToPublicKey(newPublicKey, Buffer.from(name, 'utf8'), uploadNameAd(u.fup_part_name));
+    await db
+      .updateTable('fup_file_uploads')
+      .set({ fup_sealed_name: sealed, fup_sealed_mime: mime === null ? null : sealUploadMime({ publicKey: newPublicKey }, u.fup_part_name, mime), fup_sealed_key: key })
+      .where('fup_file_upload_id', '=', u.fup_file_upload_id)
       .execute();
-    // Sealed blobs are each file's own ciphertext: a MIME type kept on one from before is dropped.
-    const blobIds = [
-      ...(await db.selectFrom('fil_files').select('fil_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).where('fil_fbb_file_blob_id', 'is not', null).execute()),
-      ...(await db.selectFrom('fvr_file_versions').innerJoin('fil_files', 'fil_file_id', 'fvr_fil_file_id').select('fvr_fbb_file_blob_id as id').where('fil_usr_user_id', '=', userId).where('fil_sealed_key', 'is not', null).execute()),
-    ].flatMap((r) => (r.id === null ? [] : [r.id]));
-    const sealedFileIds = files.map((f) => f.fil_file_id);
-    if (sealedFileIds.length > 0) {
-      await db.updateTable('fvr_file_versions').set({ fvr_mime_type: null }).where('fvr_fil_file_id', 'in', sealedFileIds).where('fvr_mime_type', 'is not', null).execute();
-    }
-    if (blobIds.length > 0) await db.updateTable('fbb_file_blobs').set({ fbb_mime_type: null }).where('fbb_file_blob_id', 'in', blobIds).where('fbb_mime_type', 'is not', null).execute();
-    for (const f of files) {
-      const resealed = resealContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey, newPublicKey);
-      // As for folders: a key sealed to a key that no longer exists is already lost; it stays as it is.
-      if (!resealed) continue;
-      // A MIME type stored in clear before MIME types were sealed is sealed now (the content key is the same).
-      const leftoverMime =
-        f.fil_mime_type === null
-          ? {}
-          : {
-              fil_sealed_mime: sealFileMime(openContentKey({ table: SEALED_FILES_TABLE, id: f.fil_file_id, sealedKey: f.fil_sealed_key! }, oldSecretKey)!, f.fil_file_id, f.fil_mime_type),
-              fil_mime_type: null,
-            };
-      await db.updateTable('fil_files').set({ fil_sealed_key: resealed, ...leftoverMime }).where('fil_file_id', '=', f.fil_file_id).execute();
-    }
-    await resealFolders(db, userId, oldSecretKey, newPublicKey);
-    const uploads = await db
-      .selectFrom('fup_file_uploads')
-      .select(['fup_file_upload_id', 'fup_part_name', 'fup_sealed_name', 'fup_sealed_mime', 'fup_sealed_key'])
-      .where('fup_usr_user_id', '=', userId)
-      .where((eb) => eb.or([eb('fup_sealed_name', 'is not', null), eb('fup_sealed_mime', 'is not', null), eb('fup_sealed_key', 'is not', null)]))
-      .execute();
-    for (const u of uploads) {
-      const name = u.fup_sealed_name === null ? null : openUploadName(oldSecretKey, u.fup_part_name, u.fup_sealed_name);
-      const mime = u.fup_sealed_mime === null ? null : openUploadMime(oldSecretKey, u.fup_part_name, u.fup_sealed_mime);
-      // The upload's own key, which opens the chunks it has received (sealed as they arrived).
-      const key = u.fup_sealed_key === null ? null : resealUploadKey(oldSecretKey, newPublicKey, u.fup_part_name, u.fup_sealed_key);
-      // A pending upload whose name or key no longer opens can only fail at completion: it goes now
-      // (the purge task removes its part file and staged chunks as strays).
-      if ((u.fup_sealed_name !== null && name === null) || (u.fup_sealed_mime !== null && mime === null) || (u.fup_sealed_key !== null && key === null)) {
-        await db.deleteFrom('fup_file_uploads').where('fup_file_upload_id', '=', u.fup_file_upload_id).execute();
-        continue;
-      }
-      const sealed = name === null ? null : sealToPublicKey(newPublicKey, Buffer.from(name, 'utf8'), uploadNameAd(u.fup_part_name));
-      await db
-        .updateTable('fup_file_uploads')
-.set({ fup_sealed_name: sealed, fup_sealed_mime: mime === null ? null : sealUploadMime({ publicKey: newPublicKey }, u.fup_part_name, mime), fup_sealed_key: key })
-        .where('fup_file_upload_id', '=', u.fup_file_upload_id)
-        .execute();
-    }
-  });
-}
+  }
+};

@@ -16,40 +16,21 @@ export interface DriveStorage {
   leaseHolder: LeaseHolder;
 }
 
-const opened = new WeakMap<Config, DriveStorage>();
-
-/** The storage the configuration names, opened once per configuration (one S3 client per process). */
-export function driveStorageFor(config: Config): DriveStorage {
-  let storage = opened.get(config);
-  if (!storage) {
-    const uploadsDir = path.join(config.dataDir, 'uploads');
-    let holder: LeaseHolder | null = null;
-    storage = {
-      blobs: openBlobStore(config.blobStore, config.dataDir),
-      uploadsDir,
-      // Made on first use (the first chunk), so a command that only reads never writes the node id.
-      get leaseHolder() {
-        holder ??= newLeaseHolder(uploadsDir);
-        return holder;
-      },
-      staging: config.blobStore.driver === 's3' ? new S3PartStaging(config.blobStore) : null,
-    };
-    opened.set(config, storage);
-  }
-  return storage;
-}
-
-let active: DriveStorage | null = null;
-
 /**
- * Makes the storage the one actions use. Actions receive no configuration; the app installs its storage
- * when it registers the upload endpoints (one app per process, like the feature registry).
+ * The storage the configuration names. The roof opens it once per app (one S3 client) and hands it to the
+ * upload door, the actions (ActionContext.driveStorage), the pages and the tasks.
  */
-export function installDriveStorage(storage: DriveStorage): void {
-  active = storage;
-}
-
-export function activeDriveStorage(): DriveStorage {
-  if (!active) throw new Error('Drive storage is not installed (the upload surface installs it)');
-  return active;
+export function openDriveStorage(config: Config): DriveStorage {
+  const uploadsDir = path.join(config.dataDir, 'uploads');
+  let holder: LeaseHolder | null = null;
+  return {
+    blobs: openBlobStore(config.blobStore, config.dataDir),
+    uploadsDir,
+    // Made on first use (the first chunk), so a command that only reads never writes the node id.
+    get leaseHolder() {
+      holder ??= newLeaseHolder(uploadsDir);
+      return holder;
+    },
+    staging: config.blobStore.driver === 's3' ? new S3PartStaging(config.blobStore) : null,
+  };
 }

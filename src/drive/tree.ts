@@ -7,7 +7,7 @@ import { openFolderName } from './sealed-files.js';
 import { lockOwnerQuota } from './quota.js';
 import { businessError, validationError } from '../http/errors.js';
 import { formatTimestamp } from '../lib/time.js';
-import { activeFeatureRegistry, TierFeatureReader } from '../tiers/index.js';
+import { TierFeatureReader, type FeatureRegistry } from '../tiers/index.js';
 import { isUniqueViolation } from '../tiers/errors.js';
 
 // What the Drive actions share: refusals, the file-or-folder target, the owner-or-grant check with the
@@ -279,8 +279,8 @@ export async function lockOwner(trx: Kysely<DB>, ownerUserId: number): Promise<v
 }
 
 /** A feature reader for one action (the tier read once). */
-export function tierReader(db: Kysely<DB>): TierFeatureReader {
-  return new TierFeatureReader(db, activeFeatureRegistry());
+export function tierReader(db: Kysely<DB>, registry: FeatureRegistry): TierFeatureReader {
+  return new TierFeatureReader(db, registry);
 }
 
 /** How an action reads sealed content: through the caller's browser-session vault window, if any. */

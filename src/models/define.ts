@@ -2,6 +2,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
+import type { FeatureRegistry } from '../tiers/feature-registry.js';
 import { gateFor, type GateColumns, type TierGate } from './gate.js';
 
 /** A column's storage type; drives CRUD coercion, validation and export. */
@@ -57,6 +58,8 @@ export interface ModelContext {
   clock: Clock;
   settings: Settings;
   viewer: RecordViewer;
+  /** The tier feature definitions loaded at start (SubscriptionTier writes validate sbt_features against them). */
+  featureRegistry: FeatureRegistry;
   /** Tier gating for this request; built on first use when absent. */
   tierGate?: TierGate;
 }

@@ -1,6 +1,5 @@
 import { transactionError } from '../http/errors.js';
 import { TierInputError } from '../tiers/errors.js';
-import { activeFeatureRegistry } from '../tiers/index.js';
 import { createTier, prepareTierUpdate } from '../tiers/tiers.js';
 import { col, defineModel } from './define.js';
 
@@ -41,14 +40,14 @@ export const SubscriptionTier = defineModel({
   exposure: { readable: true, writable: true, publicRead: true, unwritable: ['sbt_grp_group_id'] },
   createNew: (input, ctx) =>
     asTransactionError(() =>
-      createTier({ db: ctx.trx, clock: ctx.clock, registry: activeFeatureRegistry(), createdBy: ctx.viewer.current_user_id }, input),
+      createTier({ db: ctx.trx, clock: ctx.clock, registry: ctx.featureRegistry, createdBy: ctx.viewer.current_user_id }, input),
     ),
   beforeUpdate: (stored, changes, ctx) =>
     asTransactionError(() =>
       prepareTierUpdate(
         ctx.trx,
         ctx.clock,
-        activeFeatureRegistry(),
+        ctx.featureRegistry,
         { sbt_grp_group_id: Number(stored.sbt_grp_group_id), sbt_name: String(stored.sbt_name) },
         changes,
       ),

@@ -4,6 +4,13 @@ import type { FeatureRegistry } from './feature-registry.js';
 import { readCachesOf } from '../cache/read-caches.js';
 
 /** The tier a user's features come from: a live, active tier the user is a member of. */
+/** A user's tier as the session user summary shows it: name, level and every declared feature resolved. */
+export interface TierSummary {
+  name: string;
+  tier_level: number;
+  features: Record<string, unknown>;
+}
+
 export interface UserTier {
   tierId: number;
   name: string;

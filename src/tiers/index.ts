@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { TierSummary } from '../accounts/session-summary.js';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { tierFeatureAudit, tierFeatureAuditReport } from './audit.js';
 import { FeatureRegistry, type FeatureRegistryOptions } from './feature-registry.js';
-import { TierFeatureReader, fetchUserTier, type UserTier } from './features.js';
+import { TierFeatureReader, fetchUserTier, type TierSummary, type UserTier } from './features.js';
 import { TierMembershipService } from './membership.js';
 
 /**
@@ -55,21 +54,7 @@ export class TierSystem {
   }
 }
 
-// Model hooks (SubscriptionTier CRUD writes) receive a ModelContext without services; they validate
-// against the registry of the running process, installed here when the services are created.
-let installedRegistry: FeatureRegistry | null = null;
-
-export function installFeatureRegistry(registry: FeatureRegistry): void {
-  installedRegistry = registry;
-}
-
-/** The running process's feature registry (loaded from the default paths if none was installed). */
-export function activeFeatureRegistry(): FeatureRegistry {
-  installedRegistry ??= FeatureRegistry.load();
-  return installedRegistry;
-}
-
 export { FeatureRegistry, FeatureDefinitionError } from './feature-registry.js';
-export { TierFeatureReader, driveFeatures, DRIVE_FAIL_CLOSED } from './features.js';
+export { TierFeatureReader, driveFeatures, DRIVE_FAIL_CLOSED, type TierSummary } from './features.js';
 export { TierInputError, TIER_EXISTS } from './errors.js';
 export type { BillingSource, GrantOutcome, RemovalReason, TierProduct } from './membership.js';

@@ -7,7 +7,6 @@ import { Writable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/types.js';
-import { activeDriveStorage } from '../../src/drive/storage.js';
 import { buildApp } from '../../src/boot/app.js';
 import { multipartBody } from '../helpers/actions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -93,7 +92,7 @@ async function blobBytes(db: Kysely<DB>, fileId: number): Promise<Buffer> {
     .where('fil_file_id', '=', fileId)
     .executeTakeFirstOrThrow();
   const chunks: Buffer[] = [];
-  for await (const c of await activeDriveStorage().blobs.get(row.fbb_storage_key)) chunks.push(c as Buffer);
+  for await (const c of await t.services.driveStorage.blobs.get(row.fbb_storage_key)) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
 }
 

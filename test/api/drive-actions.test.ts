@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/types.js';
 import { recordChange } from '../../src/drive/changes.js';
 import { addVersion, createFileFromBlob, DRIVE_SOURCE, ingestBlob } from '../../src/drive/files.js';
-import { activeDriveStorage } from '../../src/drive/storage.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import type { TestApp } from '../helpers/app.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
@@ -90,7 +89,7 @@ async function invalid(m: Member, name: string, payload: Record<string, unknown>
 }
 
 async function storeBlob(trx: Kysely<DB>, content: string) {
-  const store = activeDriveStorage().blobs;
+  const store = t.services.driveStorage.blobs;
   const bytes = Buffer.from(content);
   const sha256 = sha256Hex(bytes);
   return ingestBlob(trx, store, { sha256, sizeBytes: bytes.length, mimeType: 'text/plain', time: t.clock.now() }, () =>
@@ -329,7 +328,7 @@ describe('trash, restore and delete forever', () => {
     await refused(m, 'drive_restore', { file_id: fileId }, 'not_found');
 
     // The bytes go with the blob sweep (after the unreferenced grace hour), the rows first.
-    const store = activeDriveStorage().blobs;
+    const store = t.services.driveStorage.blobs;
     const key = (await blobRow(sha256Hex(content)))!.fbb_storage_key;
     expect(await store.stat(key)).toEqual({ size: Buffer.byteLength(content) });
     t.clock.advanceSeconds(2 * 3600);

@@ -533,7 +533,7 @@ describe('a rotation interleaved with uploads into a sealed folder', () => {
     const m = await vaultMember();
     const outer = await sealedFolder(m.c, 'Outer before');
     expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
-    const held = holdRotation(m.userId);
+    const held = holdRotation(t.services, m.userId);
     let made: Awaited<ReturnType<typeof post>>;
     try {
       const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
@@ -575,7 +575,7 @@ describe('a rotation interleaved with uploads into a sealed folder', () => {
     }
     const later = content(500, 'later');
     expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
-    const held = holdRotation(m.userId);
+    const held = holdRotation(t.services, m.userId);
     let started: Awaited<ReturnType<typeof post>>;
     try {
       const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });

@@ -112,7 +112,7 @@ describe('storage limits', () => {
       expect(del.statusCode).toBe(200);
       expect((await action(t, m.headers, 'drive_upload_init', { purpose: 'mail_import_archive', name: 'b.mbox', size_bytes: 2000 })).statusCode).toBe(200);
       const blobId = (await t.services.db.selectFrom('fil_files').select('fil_fbb_file_blob_id').where('fil_file_id', '=', fileId).executeTakeFirstOrThrow()).fil_fbb_file_blob_id!;
-      const task = reconcileDriveUsageTask(t.services.config);
+      const task = reconcileDriveUsageTask(t.services.driveStorage);
       expect(await task.run({ db: t.services.db, clock: t.clock })).toMatchObject({ released_deleted_files: 1 });
       t.clock.advanceSeconds(2 * 3600);
       await task.run({ db: t.services.db, clock: t.clock });

@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { driveStorageFor } from '../../src/drive/storage.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { chunkTimings } from '../../src/surfaces/drive/uploads.js';
 import { pollUntil } from '../helpers/processes.js';
@@ -21,7 +20,7 @@ describe('chunk leases', () => {
   });
   afterAll(async () => t?.close());
 
-  const holder = () => driveStorageFor(t.services.config).leaseHolder;
+  const holder = () => t.services.driveStorage.leaseHolder;
   const leaseOf = (token: string) =>
     t.services.db
       .selectFrom('fup_file_uploads')

@@ -139,7 +139,7 @@ describe('uploads into a sealed folder (local part files)', () => {
     const dayAgo = new Date(t.clock.nowMs() - 25 * 3600 * 1000);
     await utimes(stray, dayAgo, dayAgo);
     await utimes(straySealed, dayAgo, dayAgo);
-    const purge = () => purgeDriveUploadsTask(t.services.config).run({ db: t.services.db, clock: t.clock });
+    const purge = () => purgeDriveUploadsTask(t.services.driveStorage).run({ db: t.services.db, clock: t.clock });
 
     // Not idle yet: the live upload's files stay; the strays go.
     expect(await purge()).toMatchObject({ deleted_uploads: 0, deleted_stray_parts: 2 });
@@ -211,7 +211,7 @@ describe('uploads into a sealed folder (shared S3 staging)', () => {
     await client.send(new PutObjectCommand({ Bucket: 'gatehouse', Key: `uploads/${'c'.repeat(32)}.part/${'0'.padStart(16, '0')}`, Body: 'stray' }));
     // The staged objects' times are the real clock's; the purge's clock goes a day past them.
     t.clock.set(new Date(Date.now() + 24 * 3600 * 1000 + 60_000));
-    const result = await purgeDriveUploadsTask(t.services.config).run({ db: t.services.db, clock: t.clock });
+    const result = await purgeDriveUploadsTask(t.services.driveStorage).run({ db: t.services.db, clock: t.clock });
     expect(result).toMatchObject({ deleted_uploads: 1, deleted_stray_staged: 1 });
     expect(await staged()).toEqual([]);
     expect(await partFilesOf(t)).toEqual([]);

@@ -227,7 +227,7 @@ describe('Drive chunked uploads', () => {
     expect(kinds.map((k) => k.fch_kind)).toEqual(['create', 'version', 'version', 'version']);
 
     // The daily reconcile leaves young orphans alone, then deletes them (row and bytes).
-    const task = reconcileDriveUsageTask(t.services.config);
+    const task = reconcileDriveUsageTask(t.services.driveStorage);
     expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, released_deleted_files: 0, deleted_blobs: 0 });
     t.clock.advanceSeconds(2 * 3600);
     expect(await task.run({ db: t.services.db, clock: t.clock })).toEqual({ corrected_refcounts: 0, released_deleted_files: 0, deleted_blobs: 1 });
@@ -339,7 +339,7 @@ describe('Drive chunked uploads', () => {
     expect(expired.statusCode).toBe(404);
     expect(expired.json.data.reason).toBe('upload_expired');
     expect((await action(t, m.headers, 'drive_upload_complete', { upload_token: token })).json.data.reason).toBe('upload_expired');
-    const result = await purgeDriveUploadsTask(t.services.config).run({ db: t.services.db, clock: t.clock });
+    const result = await purgeDriveUploadsTask(t.services.driveStorage).run({ db: t.services.db, clock: t.clock });
     expect(result.deleted_uploads).toBeGreaterThanOrEqual(1);
     expect((await partFiles()).length).toBeLessThan(partsBefore);
     expect((await action(t, m.headers, 'drive_upload_complete', { upload_token: token })).json.data.reason).toBe('not_found');

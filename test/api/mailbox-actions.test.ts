@@ -318,7 +318,7 @@ describe('a vault rotation', () => {
     const window = t.services.vaultWindows.forSession(m.c.jar.cookies.get(SESSION_COOKIE)!, '127.0.0.1');
     const open = (await window.unsealFor(t.services.db, m.userId))!;
     expect(open).not.toBeNull();
-    const rotated = await t.services.db.transaction().execute((trx) => rotateVault(trx, open.vault, open.secretKey, { passphrase: 'a new passphrase for the vault' }, t.clock.now()));
+    const rotated = await t.services.db.transaction().execute((trx) => rotateVault(trx, open.vault, open.secretKey, { passphrase: 'a new passphrase for the vault' }, t.clock.now(), t.services.vaultParts.resealers));
     const closed = await post(m.c, 'mailbox/thread', { thread_id: got.threadId });
     expect(closed.json.data.locked).toBe(true);
     await window.openWith(t.services.db, rotated.vault, rotated.secretKey);
@@ -387,7 +387,7 @@ describe('a vault rotation interleaved with sealing writers', () => {
     expect((await setLevel(box.mailbox_id, 'private')).statusCode).toBe(200);
     await inbound(m.userId, { subject: 'Sealed before the rotation' });
     expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);
-    const held = holdRotation(m.userId);
+    const held = holdRotation(t.services, m.userId);
     try {
       const rotation = post(m.c, 'vault_rotate_verify', { password: m.password });
       await held.reached;

@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { driveStorageFor } from '../../src/drive/storage.js';
 import { withFleetRelayTables } from '../../src/plugins/mailbox/fleet-relay-tables.js';
 import { createRelayRun, type CreatedRun } from '../../src/plugins/mailbox/relay/runs.js';
 import { tlsPinnedPing, useRelayProber, type PingTarget } from '../../src/plugins/mailbox/relay/prober.js';
@@ -42,7 +41,7 @@ describe('the relay channel (GET /relay/bundle, POST /relay/born)', () => {
   const pings: PingTarget[] = [];
   let pingAnswers = true;
 
-  const newRun = (): Promise<CreatedRun> => createRelayRun(t.services.db, driveStorageFor(t.services.config).blobs, t.clock, { file: bundleFile, tokenHours: 24 });
+  const newRun = (): Promise<CreatedRun> => createRelayRun(t.services.db, t.services.driveStorage.blobs, t.clock, { file: bundleFile, tokenHours: 24 });
   const fetchBundle = (run: { runId: number | string; bundleSha256: string }, token?: string, remoteAddress?: string) =>
     t.request({
       method: 'GET',

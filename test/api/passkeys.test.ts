@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../../src/accounts/passkeys/vetoes.js';
 import { formToken } from '../../src/accounts/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { addForTest } from '../helpers/composed.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
@@ -331,7 +331,7 @@ describe('passwordless sign-in', () => {
 
   it('lets a registered sign-in veto (a vault owner needs the password) refuse a valid passkey, leaving the visitor signed out', async () => {
     const m = await memberWithPasskey();
-    const unregister = registerPasskeySignInVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'password_required', message: 'This account signs in with its password' } : null));
+    const unregister = addForTest(t.services.passkeyVetoes.signIn, async (_db, { userId }) => (userId === m.userId ? { reason: 'password_required', message: 'This account signs in with its password' } : null));
     try {
       const v = webClient(t);
       await v.get('/login');
@@ -414,7 +414,7 @@ describe('rename and revoke', () => {
   it('asks registered vetoes before revoking', async () => {
     const m = await memberWithPasskey();
     await stepUp(m.c, m.auth);
-    const unregister = registerPasskeyRevokeVeto(async (_db, { userId }) => (userId === m.userId ? { reason: 'unlocker_floor', message: 'This passkey is your last vault unlocker' } : null));
+    const unregister = addForTest(t.services.passkeyVetoes.revoke, async (_db, { userId }) => (userId === m.userId ? { reason: 'unlocker_floor', message: 'This passkey is your last vault unlocker' } : null));
     try {
       const res = await post(m.c, 'passkey_revoke', { passkey_id: m.passkeyId });
       expect(res.statusCode).toBe(422);

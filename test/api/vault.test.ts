@@ -2,16 +2,15 @@ import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRF_SALT } from '../../src/accounts/vault/crypto.js';
-import { registerContentResealer } from '../../src/accounts/vault/rotation.js';
 import { newContentKey, read, resealContentKey, sealField } from '../../src/accounts/vault/sealed.js';
 import { vaultOf } from '../../src/accounts/vault/vaults.js';
-import { registerProtectionLevelSource } from '../../src/accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore } from '../../src/accounts/vault/window-store.js';
 import { up as destroyRetiredWraps } from '../../src/db/migrations/0029_vault_destroy_retired_wraps.js';
 import { buildApp } from '../../src/boot/app.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit/memory-store.js';
 import { createServices } from '../../src/boot/compose.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { addForTest } from '../helpers/composed.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { holdRotation, settledOrWaiting } from '../helpers/interleave.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
@@ -238,7 +237,7 @@ describe('the window', () => {
 
   it('takes its caps from the highest protection level: private 7 days, fortress 2 h / 24 h, unknown as fortress', async () => {
     const levels = new Map<number, string[]>();
-    const unregister = registerProtectionLevelSource(async (_db, userId) => levels.get(userId) ?? []);
+    const unregister = addForTest(t.services.vaultParts.levelSources, async (_db, userId) => levels.get(userId) ?? []);
     try {
       const cases: Array<[string[], string, string | null]> = [
         [['private'], '2026-03-01 12:30:00', '2026-03-08 12:00:00'],
@@ -391,7 +390,7 @@ describe('rotation', () => {
     record.sealedKey = sealedKey;
     const values = { body: sealField(contentKey, record, 'body', 'the sealed note') };
     let failOnce = true;
-    const unregister = registerContentResealer(async (_db, input) => {
+    const unregister = addForTest(t.services.vaultParts.resealers, async (_db, input) => {
       if (input.userId !== m.userId) return;
       if (failOnce) {
         failOnce = false;
@@ -487,10 +486,10 @@ describe('rotation is serialised per vault, and every sealing writer seals to th
     const { contentKey, sealedKey } = newContentKey(vault, record);
     record.sealedKey = sealedKey;
     const values = { body: sealField(contentKey, record, 'body', 'the note of two rotations') };
-    const unregister = registerContentResealer(async (_db, input) => {
+    const unregister = addForTest(t.services.vaultParts.resealers, async (_db, input) => {
       if (input.userId === m.userId) record.sealedKey = resealContentKey(record, input.oldSecretKey, input.newPublicKey) ?? 'lost';
     });
-    const held = holdRotation(m.userId);
+    const held = holdRotation(t.services, m.userId);
     let codes: string[];
     try {
       expect((await post(m.c, 'vault_rotate_options')).statusCode).toBe(200);

@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
-import { registerContentResealer } from '../../src/accounts/vault/rotation.js';
+import type { VaultParts } from '../../src/accounts/vault/parts.js';
 import type { DB } from '../../src/db/types.js';
+import { addForTest } from './composed.js';
 import { onPostgres } from './database.js';
 
 // Interleaving points for concurrency tests: a gate a test opens when it chooses, a vault rotation held
@@ -19,14 +20,14 @@ export function gate(): Gate {
 }
 
 /**
- * Holds the next rotation of this user's vault inside its transaction, after the re-sealers registered
- * before it ran and before it switches the key: `reached` resolves there, and it goes on once `release`
+ * Holds the next rotation of this user's vault inside its transaction (in this app), after the re-sealers
+ * listed before it ran and before it switches the key: `reached` resolves there, and it goes on once `release`
  * (or `remove`) is called.
  */
-export function holdRotation(userId: number): { reached: Promise<void>; release: () => void; remove: () => void } {
+export function holdRotation(services: { vaultParts: VaultParts }, userId: number): { reached: Promise<void>; release: () => void; remove: () => void } {
   const reached = gate();
   const release = gate();
-  const remove = registerContentResealer(async (_db, input) => {
+  const remove = addForTest(services.vaultParts.resealers, async (_db, input) => {
     if (input.userId !== userId) return;
     reached.open();
     await release.opened;

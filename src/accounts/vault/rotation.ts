@@ -9,11 +9,6 @@ import { insertPassphraseWrap, insertPasskeyWrap, insertRecoveryCodes, liveWraps
  * rotation (open with the old secret, seal to the new public key), in the rotation's transaction.
  */
 export type ContentResealer = (db: Kysely<DB>, input: { userId: number; oldSecretKey: Buffer; newPublicKey: Buffer }) => Promise<void>;
-const resealers: ContentResealer[] = [];
-export function registerContentResealer(resealer: ContentResealer): () => void {
-  resealers.push(resealer);
-  return () => void resealers.splice(resealers.indexOf(resealer), 1);
-}
 
 /**
  * Rotates a vault (DESIGN 10), in this order so that an interrupted rotation leaves the old generation
@@ -26,6 +21,8 @@ export function registerContentResealer(resealer: ContentResealer): () => void {
  * waits for every sealing writer that read the old key and re-seals what they wrote, and a writer coming
  * meanwhile seals to the new key. `vault` and `oldSecretKey` must be the generation current under that
  * lock: a rotation that lost a race to another one is refused here, never run with a stale key.
+ * `resealers` are the consumers' re-sealers (composed by the roof: Drive's, then each plugin's), run in
+ * that order after the stored answers.
  */
 export async function rotateVault(
   db: Kysely<DB>,
@@ -33,6 +30,7 @@ export async function rotateVault(
   oldSecretKey: Buffer,
   with_: { passkey?: { id: number; prf: Buffer }; passphrase?: string },
   now: Date,
+  resealers: readonly ContentResealer[],
 ): Promise<{ vault: Vault; secretKey: Buffer; codes: string[] }> {
   const current = await lockVault(db, vault.userId, 'rotate');
   if (!current || current.generation !== vault.generation || !current.publicKey.equals(vault.publicKey) || !publicKeyOf(oldSecretKey).equals(current.publicKey)) {

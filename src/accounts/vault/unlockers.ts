@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { registerPasskeyRevokeVeto, registerPasskeySignInVeto } from '../passkeys/vetoes.js';
+import type { PasskeyVeto } from '../passkeys/vetoes.js';
 import { liveWraps, vaultOf, type Vault, type Wrap } from './vaults.js';
 
 /** Below this many unused codes a regeneration is recommended, and the floor needs a passkey. */
@@ -71,18 +71,12 @@ export async function vaultStatus(db: Kysely<DB>, userId: number, window: { unlo
   };
 }
 
-let installed = false;
-/** The vault's passkey vetoes: the unlocker floor on revocation, and the password on sign-in. Idempotent. */
-export function installVaultVetoes(): void {
-  if (installed) return;
-  installed = true;
-  registerPasskeyRevokeVeto(async (db, { userId, passkeyId }) => {
-    const vault = await vaultOf(db, userId);
-    return vault ? floorRefusal(db, vault, { passkeyId }) : null;
-  });
-  registerPasskeySignInVeto(async (db, { userId }) =>
-    (await vaultOf(db, userId))
-      ? { reason: 'password_required', message: 'This account has a sealed vault: sign in with your password' }
-      : null,
-  );
-}
+/** The vault's veto on a passkey revocation: the unlocker floor. */
+export const unlockerFloorVeto: PasskeyVeto = async (db, { userId, passkeyId }) => {
+  const vault = await vaultOf(db, userId);
+  return vault ? floorRefusal(db, vault, { passkeyId }) : null;
+};
+
+/** The vault's veto on a passkey-only sign-in: a vault's owner signs in with the password. */
+export const vaultPasswordVeto: PasskeyVeto = async (db, { userId }) =>
+  (await vaultOf(db, userId)) ? { reason: 'password_required', message: 'This account has a sealed vault: sign in with your password' } : null;

@@ -22,19 +22,14 @@ export function capsOf(level: string): { idleMs: number | null; absoluteMs: numb
 
 /**
  * Consumers that hold protected content with a level (the mailbox's security level) report the levels a
- * user has; the highest decides the window caps. Nobody registered: standard.
+ * user has; the highest decides the window caps. No source: standard.
  */
 export type ProtectionLevelSource = (db: Kysely<DB>, userId: number) => Promise<string[]>;
-const levelSources: ProtectionLevelSource[] = [];
-export function registerProtectionLevelSource(source: ProtectionLevelSource): () => void {
-  levelSources.push(source);
-  return () => void levelSources.splice(levelSources.indexOf(source), 1);
-}
 
-export async function protectionLevelOf(db: Kysely<DB>, userId: number): Promise<string> {
+export async function protectionLevelOf(sources: readonly ProtectionLevelSource[], db: Kysely<DB>, userId: number): Promise<string> {
   let best = 'standard';
   let bestRank = 0;
-  for (const source of levelSources) {
+  for (const source of sources) {
     for (const level of await source(db, userId)) {
       const rank = Object.hasOwn(LEVEL_RANK, level) ? LEVEL_RANK[level as ProtectionLevel] : 3;
       if (rank > bestRank) [best, bestRank] = [level, rank];
@@ -73,10 +68,12 @@ export class VaultWindows {
   constructor(
     readonly store: VaultWindowStore,
     private readonly clock: Clock,
+    /** Where a window's caps come from (composed by the roof: each active plugin's source). */
+    private readonly levelSources: readonly ProtectionLevelSource[],
   ) {}
 
   forSession(sessionToken: string, ip: string): VaultWindow {
-    return new VaultWindow(this.store, this.clock, sessionToken, ip);
+    return new VaultWindow(this.store, this.clock, this.levelSources, sessionToken, ip);
   }
 }
 
@@ -95,6 +92,7 @@ export class VaultWindow {
   constructor(
     private readonly store: VaultWindowStore,
     private readonly clock: Clock,
+    private readonly levelSources: readonly ProtectionLevelSource[],
     sessionToken: string,
     private readonly ip: string,
   ) {
@@ -135,7 +133,7 @@ export class VaultWindow {
   /** Opens the window after a successful unlock (or setup, or rotation): replaces any earlier one. */
   async openWith(db: Kysely<DB>, vault: Vault, secretKey: Buffer): Promise<void> {
     const now = this.clock.nowMs();
-    const caps = capsOf(await protectionLevelOf(db, vault.userId));
+    const caps = capsOf(await protectionLevelOf(this.levelSources, db, vault.userId));
     const state: WindowState = {
       user_id: vault.userId,
       generation: vault.generation,

@@ -27,14 +27,14 @@ export default defineAction({
     expires_time: { type: 'datetime' },
     password: { type: 'password', min: 4, max_length: 256 },
   },
-  async run({ input, user, db, clock }) {
+  async run({ input, user, db, clock, featureRegistry }) {
     const me = actingUser(user);
     const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'owner');
     if (item.inTrash) throw driveRefusal('not_found', 'That file is in the trash; restore it to share it');
     // A public link would hand sealed bytes to anyone holding it, without the owner's vault: sealing means
     // only the owner's unlocked session opens them.
     if (item.sealed) throw driveRefusal('sealed', 'Sealed files cannot be shared by public link: only your unlocked vault opens them', { sealed: true });
-    const allowed = await tierReader(db).getUserFeature(item.ownerUserId, 'drive_share_links', false);
+    const allowed = await tierReader(db, featureRegistry).getUserFeature(item.ownerUserId, 'drive_share_links', false);
     if (allowed !== true) throw driveRefusal('links_unavailable', 'Your plan does not include public share links');
     const now = clock.now();
     const expires = input.expires_time ? parseTimestamp(input.expires_time) : null;

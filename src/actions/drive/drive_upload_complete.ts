@@ -7,8 +7,7 @@ import { partPath, plainLayout, removePart, sealedOutPath } from '../../drive/up
 import { openSealedPart, openUploadKey, sealedLayout } from '../../drive/uploads/sealed-parts.js';
 import { deleteUpload, findUpload, isUploadExpired, type PendingUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, placeContent } from '../../drive/uploads/place.js';
-import { activePurposeOwners, uploadPurpose } from '../../drive/uploads/purposes.js';
-import { activeDriveStorage } from '../../drive/storage.js';
+import { uploadPurpose } from '../../drive/uploads/purposes.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
@@ -68,9 +67,9 @@ export default defineAction({
     if (!upload || upload.userId !== me.usr_user_id) throw uploadRefusal('not_found', 'No such upload');
     const now = clock.now();
     if (isUploadExpired(upload, now)) throw uploadRefusal('upload_expired', 'The upload has expired; start a new one');
-    const purpose = uploadPurpose(upload.purpose, activePurposeOwners());
+    const purpose = uploadPurpose(upload.purpose, ctx.plugins);
     if (!purpose) throw uploadRefusal('not_found', `Uploads for ${upload.purpose} are no longer accepted`);
-    const { blobs, uploadsDir, staging } = activeDriveStorage();
+    const { blobs, uploadsDir, staging } = ctx.driveStorage;
     const file = partPath(uploadsDir, upload.partName);
     const sealedAtRest = upload.sealedKey;
     const layout = sealedAtRest === null ? plainLayout : sealedLayout;
@@ -96,7 +95,7 @@ export default defineAction({
 
     const dest = purpose.isDrive ? await resolveDestination(db, me.usr_user_id, { folderId: upload.folderId, fileId: upload.fileId }) : null;
     const open = dest?.sealed ? await requireOwnerUnlocked(ctx, dest.ownerUserId) : null;
-    const limits = dest ? await checkQuota(db, tierReader(db), dest, sizeBytes, { now, uploadId: upload.id }) : null;
+    const limits = dest ? await checkQuota(db, tierReader(db, ctx.featureRegistry), dest, sizeBytes, { now, uploadId: upload.id }) : null;
 
     let data: Record<string, unknown>;
     let sealedFor: number[] | undefined;

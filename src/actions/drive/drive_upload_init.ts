@@ -3,11 +3,10 @@ import { lockVault } from '../../accounts/vault/vaults.js';
 import type { DB } from '../../db/types.js';
 import { createUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, ownedBlobWith, placeContent } from '../../drive/uploads/place.js';
-import { activePurposeOwners, availablePurposes, purposeHeldBytes, UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
+import { availablePurposes, purposeHeldBytes, UPLOAD_PURPOSE_NAMES, uploadPurpose } from '../../drive/uploads/purposes.js';
 import { lockOwnerQuota } from '../../drive/quota.js';
 import { sealUploadMime, sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
-import { activeDriveStorage } from '../../drive/storage.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
@@ -46,7 +45,7 @@ export default defineAction({
   async run(ctx) {
     const { input, user, db, clock, settings } = ctx;
     const me = actingUser(user);
-    const owners = activePurposeOwners();
+    const owners = ctx.plugins;
     const purpose = uploadPurpose(input.purpose ?? 'drive', owners);
     // A purpose whose owner (plugin) is off does not exist: the same refusal as an unknown one.
     if (!purpose) throw validationError({ purpose: `must be one of ${availablePurposes(owners).map((p) => p.name).join(', ')}` });
@@ -82,7 +81,7 @@ export default defineAction({
       if (folderId !== null && fileId !== null) throw validationError({ folder_id: 'give folder_id for a new file or file_id for a new version, not both' });
       if (name === null && fileId === null) throw validationError({ name: 'is required' });
       const dest = await resolveDestination(db, me.usr_user_id, { folderId, fileId });
-      const reader = tierReader(db);
+      const reader = tierReader(db, ctx.featureRegistry);
       if (dest.sealed) {
         // Sealed content is written only by its owner with the vault open, refused before any byte is sent;
         // it is never deduplicated (its blob is its own ciphertext) and its name waits sealed.
@@ -102,7 +101,7 @@ export default defineAction({
           sealMime = (partName) => sealUploadMime(vault, partName, plainMime);
         }
       }
-      const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: activeDriveStorage().blobs.driver });
+      const owned = sha256 === null || dest.sealed ? null : await ownedBlobWith(db, me.usr_user_id, { sha256, sizeBytes, driver: ctx.driveStorage.blobs.driver });
       // Under the owner's quota lock until this transaction commits: the dedup short-circuit places the
       // file now, and an upload's row reserves its expected size (so two inits cannot share the last bytes).
       const limits = await checkQuota(db, reader, dest, sizeBytes, { now });

@@ -33,7 +33,7 @@ export default defineAction({
       .executeTakeFirst();
     if (!version) throw notFound('version');
     await lockOwner(db, item.ownerUserId);
-    const owner = await driveLimits(tierReader(db), item.ownerUserId);
+    const owner = await driveLimits(tierReader(db, ctx.featureRegistry), item.ownerUserId);
     const before = await driveUsageBytes(db, item.ownerUserId);
     const now = clock.now();
     await addVersion(db, { fileId: item.id, blobId: version.fvr_fbb_file_blob_id, sizeBytes: version.fvr_size_bytes, mimeType: item.sealed ? null : version.fvr_mime_type, time: now });

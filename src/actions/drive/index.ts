@@ -15,10 +15,6 @@ import driveVersionRestore from './drive_version_restore.js';
 import driveVersions from './drive_versions.js';
 import driveUploadComplete from './drive_upload_complete.js';
 import driveUploadInit from './drive_upload_init.js';
-import { installDriveResealer } from '../../drive/sealed-files.js';
-
-// Sealed Drive files follow their owner's vault through a rotation (DESIGN 10).
-installDriveResealer();
 
 /** The Drive's folder, sharing, link, version and change-feed actions (all require drive_active). */
 export const driveManageActions: Action[] = [

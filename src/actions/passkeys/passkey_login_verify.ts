@@ -1,6 +1,6 @@
 import { consumeCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { passkeyByCredentialId } from '../../accounts/passkeys/credentials.js';
-import { firstSignInVeto } from '../../accounts/passkeys/vetoes.js';
+import { firstRefusal } from '../../accounts/passkeys/vetoes.js';
 import { authError, businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { verifyAssertion } from './assertion.js';
@@ -18,7 +18,7 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: CREDENTIAL_INPUT,
-  async run({ input, db, clock, settings, web, log, recordFailedAuth }) {
+  async run({ input, db, clock, settings, web, log, recordFailedAuth, passkeyVetoes }) {
     const w = webOf(web);
     const refuse = async () => {
       await recordFailedAuth();
@@ -31,7 +31,7 @@ export default defineAction({
     if (!(await verifyAssertion({ db, clock, log }, input, ceremony.challenge, passkey, relyingParty(w, settings)))) throw await refuse();
     // The holder of the passkey is proven; a consumer may still want a second factor (a vault's owner signs
     // in with the password).
-    const veto = await firstSignInVeto(db, { userId: passkey.userId, passkeyId: passkey.id });
+    const veto = await firstRefusal(passkeyVetoes.signIn, db, { userId: passkey.userId, passkeyId: passkey.id });
     if (veto) throw businessError(veto.message, { reason: veto.reason });
     await db.updateTable('usr_users').set({ usr_lastlogin_time: clock.now() }).where('usr_user_id', '=', passkey.userId).execute();
     w.signInAfterSuccess(passkey.userId);

@@ -1,5 +1,5 @@
 import { passkeyOfUser, revokePasskey } from '../../accounts/passkeys/credentials.js';
-import { firstRevokeVeto } from '../../accounts/passkeys/vetoes.js';
+import { firstRefusal } from '../../accounts/passkeys/vetoes.js';
 import { retirePasskeyWraps } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
@@ -7,7 +7,7 @@ import { defineAction } from '../define.js';
 import { BROWSER_ONLY, refuseLoginAs, requireRecentPasskeyStepUp } from './shared.js';
 
 /**
- * Revokes one of the caller's own passkeys, unless a registered consumer (the vault's unlocker floor) vetoes
+ * Revokes one of the caller's own passkeys, unless a consumer's veto (the vault's unlocker floor) refuses
  * it. Like enrolment it needs a recent passkey step-up and is refused under login-as; the passkey's wraps
  * of the vault key are destroyed with it.
  */
@@ -17,13 +17,13 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { passkey_id: { type: 'int', required: true, min: 1 } },
-  async run({ input, user, principal, db, clock, settings, session }) {
+  async run({ input, user, principal, db, clock, settings, session, passkeyVetoes }) {
     const me = actingUser(user);
     refuseLoginAs(principal, 'Passkeys cannot be revoked');
     requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
     const passkey = await passkeyOfUser(db, me.usr_user_id, input.passkey_id);
     if (!passkey) throw businessError('No such passkey', { reason: 'not_found' });
-    const veto = await firstRevokeVeto(db, { userId: me.usr_user_id, passkeyId: passkey.id });
+    const veto = await firstRefusal(passkeyVetoes.revoke, db, { userId: me.usr_user_id, passkeyId: passkey.id });
     if (veto) throw businessError(veto.message, { reason: veto.reason });
     await revokePasskey(db, passkey.id, clock.now());
     await retirePasskeyWraps(db, passkey.id, clock.now());

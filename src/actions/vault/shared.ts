@@ -5,7 +5,6 @@ import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { hasRecentStepUp } from '../../accounts/passkeys/step-up.js';
 import { verifySecret } from '../../accounts/passwords.js';
 import { PRF_SALT } from '../../accounts/vault/crypto.js';
-import { installVaultVetoes } from '../../accounts/vault/unlockers.js';
 import { lockVault, vaultOf, type Vault } from '../../accounts/vault/vaults.js';
 import type { OpenVault } from '../../accounts/vault/window.js';
 import type { PrincipalUser } from '../../accounts/auth/principal.js';
@@ -16,8 +15,6 @@ import { verifyAssertion } from '../passkeys/assertion.js';
 import { CREDENTIAL_INPUT, ceremonyRefusal, relyingParty, type CredentialInput } from '../passkeys/shared.js';
 
 export { BROWSER_ONLY, webOf } from '../passkeys/shared.js';
-
-installVaultVetoes();
 
 /** The 32 bytes the browser's PRF evaluation returned, base64url. */
 export const PRF_OUTPUT_INPUT = { prf_output: { type: 'string', max_length: 64 } } as const satisfies InputSchema;

@@ -58,7 +58,7 @@ export default defineAction({
     } else {
       await requirePassword(ctx, me, input.password);
     }
-    const rotated = await rotateVault(db, vault, open.secretKey, { ...(passkey ? { passkey } : {}), ...(input.passphrase ? { passphrase: input.passphrase } : {}) }, ctx.clock.now()).catch(
+    const rotated = await rotateVault(db, vault, open.secretKey, { ...(passkey ? { passkey } : {}), ...(input.passphrase ? { passphrase: input.passphrase } : {}) }, ctx.clock.now(), ctx.vaultParts.resealers).catch(
       (e: unknown) => {
         throw e instanceof VaultRotatedError ? rotatedMeanwhile() : e;
       },

@@ -1,9 +1,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../../config.js';
 import { partNameOf, partPath, removePart, sealedOutPath } from './parts.js';
 import { deleteUpload, idleUploads, UPLOAD_IDLE_SECONDS } from './pending.js';
-import { driveStorageFor } from '../storage.js';
+import type { DriveStorage } from '../storage.js';
 import type { TaskDefinition } from '../../tasks/scheduler.js';
 
 const BATCH = 500;
@@ -14,13 +13,13 @@ const BATCH = 500;
  * staged in a shared store. So do files and staged chunks no row names any more (a completion whose
  * cleanup did not run, a crash, an upload a vault rotation dropped) once they too are a day old.
  */
-export function purgeDriveUploadsTask(config: Config): TaskDefinition {
+export function purgeDriveUploadsTask(storage: Pick<DriveStorage, 'uploadsDir' | 'staging'>): TaskDefinition {
   return {
     name: 'purge_drive_uploads',
     description: 'Delete Drive uploads idle for 24 hours, with their partial bytes',
     intervalSeconds: 3600,
     async run({ db, clock }) {
-      const { uploadsDir, staging } = driveStorageFor(config);
+      const { uploadsDir, staging } = storage;
       const cutoff = new Date(clock.nowMs() - UPLOAD_IDLE_SECONDS * 1000);
       let uploads = 0;
       for (;;) {

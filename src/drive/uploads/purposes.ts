@@ -64,18 +64,3 @@ export async function purposeHeldBytes(db: Kysely<DB>, userId: number, purpose: 
       as bytes`.execute(db);
   return Number(rows[0]?.bytes ?? 0);
 }
-
-let installed: PurposeOwners | null = null;
-
-/**
- * Hands the upload actions the app's plugin registry (installed with the Drive storage by the upload
- * surface, once per app, like installDriveStorage).
- */
-export function installPurposeOwners(owners: PurposeOwners): void {
-  installed = owners;
-}
-
-export function activePurposeOwners(): PurposeOwners {
-  if (!installed) throw new Error('Upload purpose owners are not installed (the upload surface installs them)');
-  return installed;
-}

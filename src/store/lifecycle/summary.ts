@@ -3,7 +3,7 @@ import type { DB, SubscriptionStatus } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { fetchUserTier } from '../../tiers/features.js';
-import { activeFeatureRegistry } from '../../tiers/index.js';
+import type { FeatureRegistry } from '../../tiers/feature-registry.js';
 import { isStoreBilled, storeActive } from './refusals.js';
 import { liveSubscriptions, readPlanProduct, type Subscription } from './subscriptions.js';
 
@@ -72,7 +72,7 @@ async function scheduledChange(db: Kysely<DB>, sub: Subscription): Promise<Sched
 }
 
 /** The subscription_summary data: live subscriptions, the user's tier as recorded, the payment source. */
-export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, userId: number): Promise<SubscriptionSummary> {
+export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, registry: FeatureRegistry, userId: number): Promise<SubscriptionSummary> {
   const subs = await liveSubscriptions(db, userId);
   const subscriptions: SubscriptionEntry[] = [];
   for (const sub of subs) {
@@ -96,7 +96,7 @@ export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, us
   return {
     subscriptions,
     current_tier: tier
-      ? { name: tier.name, display_name: tier.displayName, tier_level: tier.level, features: activeFeatureRegistry().resolveAll(tier.features) }
+      ? { name: tier.name, display_name: tier.displayName, tier_level: tier.level, features: registry.resolveAll(tier.features) }
       : null,
     payment_source: source ?? 'none',
   };

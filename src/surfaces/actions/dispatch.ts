@@ -179,6 +179,11 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     web,
     log: request.log,
     storeDeps: services.store.deps,
+    plugins: services.plugins,
+    featureRegistry: services.tiers.registry,
+    driveStorage: services.driveStorage,
+    vaultParts: services.vaultParts,
+    passkeyVetoes: services.passkeyVetoes,
   });
   // An answer holding sealed content is kept for replay only sealed (DESIGN 10); one holding a secret,
   // only as a marker.

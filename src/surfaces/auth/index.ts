@@ -49,7 +49,7 @@ export async function authSurface(api: FastifyInstance, services: Services): Pro
         public_key: key.publicKey,
         secret_key: key.secretKey,
         expires_time: key.expiresTime,
-        user: await sessionUserSummary(db, user),
+        user: await sessionUserSummary(db, services.tiers, user),
       },
       'Login successful.',
     );
@@ -59,7 +59,7 @@ export async function authSurface(api: FastifyInstance, services: Services): Pro
     request.logAction = 'session';
     const principal = await request.authenticate();
     if (!principal.user) throw authError(401, 'Sign in required');
-    return success(await sessionUserSummary(db, principal.user, principal.userTier), 'Session found.');
+    return success(await sessionUserSummary(db, services.tiers, principal.user, principal.userTier), 'Session found.');
   });
 
   api.post('/auth/logout', { config: { feature: 'auth' } }, async (request) => {

@@ -49,7 +49,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const viewer = { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission };
     const tierReader = services.tiers.readerFor(request);
     const tierGate = new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }, (userId) => tierReader.getUserTier(userId));
-    return { db, clock, settings, viewer, tierGate };
+    return { db, clock, settings, viewer, featureRegistry: services.tiers.registry, tierGate };
   }
 
   /** Whose is-viewable check a read applies: none for staff, who see every row. */

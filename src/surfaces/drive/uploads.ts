@@ -18,8 +18,6 @@ import {
   type PendingUpload,
 } from '../../drive/uploads/pending.js';
 import { sealedChunkEncoder, sealedLayout } from '../../drive/uploads/sealed-parts.js';
-import { driveStorageFor, installDriveStorage } from '../../drive/storage.js';
-import { installPurposeOwners } from '../../drive/uploads/purposes.js';
 import { success } from '../../http/envelope.js';
 import { actionError, transactionError, validationError } from '../../http/errors.js';
 import { RateLimitBucket, settingsLimits } from '../../http/rate-limit/bucket.js';
@@ -42,9 +40,7 @@ const OCTET_STREAM = 'application/octet-stream';
  */
 export async function driveUploadSurface(api: FastifyInstance, services: Services): Promise<void> {
   const { db, clock, settings } = services;
-  const storage = driveStorageFor(services.config);
-  installDriveStorage(storage);
-  installPurposeOwners(services.plugins);
+  const storage = services.driveStorage;
   const bucket = new RateLimitBucket('upload', services.rateLimitStore, clock, settingsLimits(settings, 'api_upload_rate_limit_requests', 'api_upload_rate_limit_window'));
   const hashes = new HashStates();
   /** Uploads with a chunk being received by this process: one writer per part file, whatever the database says. */

@@ -5,7 +5,6 @@ import { verifySecret } from '../../accounts/passwords.js';
 import { folderChain, resolveItem, tierReader } from '../../drive/tree.js';
 import { contentDisposition, parseRange, servedContentType } from '../../drive/serving.js';
 import { fileContentKey, openSealedFileBytes, openSealedName, type SealedFileRow } from '../../drive/sealed-files.js';
-import { driveStorageFor } from '../../drive/storage.js';
 import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { isApiError } from '../../http/errors.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
@@ -78,7 +77,7 @@ function isUnlocked(cookie: string | undefined, linkId: number, passwordHash: st
 
 export function driveFilePages(web: FastifyInstance, services: Services): void {
   const { db, clock, settings } = services;
-  const { blobs } = driveStorageFor(services.config);
+  const { blobs } = services.driveStorage;
 
   /** `contentKey`: a sealed file's key, opened for this request (its name and bytes are decrypted as served). */
   async function stream(request: FastifyRequest, reply: FastifyReply, file: ServedFile, contentKey: Buffer | null = null): Promise<FastifyReply> {
@@ -152,7 +151,7 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
     if (!link || link.fil_is_trashed || link.fil_usr_user_id === null) return null;
     if (link.fsl_expires_time !== null && link.fsl_expires_time.getTime() <= now.getTime()) return null;
     if (link.fil_fol_folder_id !== null && (await folderChain(db, link.fil_fol_folder_id)).some((f) => f.isTrashed)) return null;
-    if ((await tierReader(db).getUserFeature(link.fil_usr_user_id, 'drive_share_links', false)) !== true) return null;
+    if ((await tierReader(db, services.tiers.registry).getUserFeature(link.fil_usr_user_id, 'drive_share_links', false)) !== true) return null;
     const file = await servedFile(services, link.fil_file_id);
     // Sealed files have no public links (drive_link_create refuses them); none is served if one exists.
     return file && !file.sealed ? { id: link.fsl_file_share_link_id, passwordHash: link.fsl_password_hash, file } : null;

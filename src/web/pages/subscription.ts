@@ -8,7 +8,7 @@ import type { Services } from '../../services.js';
 import { subscriptionRef } from '../../store/lifecycle/billing.js';
 import { isStoreBilled, storeActive } from '../../store/lifecycle/refusals.js';
 import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary } from '../../store/lifecycle/summary.js';
-import { activeFeatureRegistry } from '../../tiers/index.js';
+import type { FeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
 import { featureLabel, isByteFeature } from '../feature-display.js';
@@ -141,10 +141,9 @@ async function entryDetails(db: Kysely<DB>, ids: number[]): Promise<Map<number, 
   );
 }
 
-function featureTable(summary: SubscriptionSummary): SafeHtml {
+function featureTable(summary: SubscriptionSummary, registry: FeatureRegistry): SafeHtml {
   const tier = summary.current_tier;
   if (!tier) return html`<p id="no-tier">You are not a member of any tier.</p>`;
-  const registry = activeFeatureRegistry();
   const shown = (key: string, v: unknown) => {
     const def = registry.get(key);
     if (typeof v === 'boolean') return v ? 'Yes' : 'No';
@@ -234,14 +233,14 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const viewer = await guardPage(request, reply, services, 0);
     if (!viewer) return reply;
     const { db, settings } = services;
-    const summary = await subscriptionSummary(db, settings, viewer.user.usr_user_id);
+    const summary = await subscriptionSummary(db, settings, services.tiers.registry, viewer.user.usr_user_id);
     const active = storeActive(settings);
     const details = await entryDetails(db, summary.subscriptions.map((s) => s.order_item_id));
     const storeBilled = isStoreBilled(summary.payment_source === 'none' ? null : summary.payment_source);
     const keepTierId = summary.current_tier ? await liveTierId(db, summary.current_tier.name) : null;
     const done = DONE_MESSAGES[String((request.query as Record<string, unknown>).done ?? '')];
     const body = html`${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
-<div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary)}</div>
+<div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary, services.tiers.registry)}</div>
 <div class="card" id="billing"><h2>Billing</h2>
 ${summary.subscriptions.length === 0
   ? html`<p id="no-subscription">You have no subscription${summary.current_tier ? ' (your tier was assigned by the site)' : ''}.</p>`

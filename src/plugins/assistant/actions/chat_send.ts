@@ -1,6 +1,5 @@
 import { actingUser } from '../../../actions/account/user.js';
 import { defineAction } from '../../../actions/define.js';
-import { activeDriveStorage } from '../../../drive/storage.js';
 import { actionError, businessError, validationError } from '../../../http/errors.js';
 import { chatFileOf, checkAttachmentLimits, discardAttachments, storeAttachments } from '../attachments.js';
 import { addMessage, createConversation, historyFor, linkAttachment, noSuchConversation, ownConversation, setMessageStatus, titleOf } from '../conversations.js';
@@ -31,7 +30,7 @@ export default defineAction({
     message: { type: 'text', required: true, min: 1, max_length: MESSAGE_HARD_MAX },
     conversation_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock, settings, attachments, log }) {
+  async run({ input, user, db, clock, settings, attachments, log, driveStorage }) {
     const me = actingUser(user);
     const config = assistantConfig(settings);
     if (config.apiBase === '' || config.model === '') throw businessError('The assistant is not configured', { reason: 'not_configured' });
@@ -50,7 +49,7 @@ export default defineAction({
       );
     }
 
-    const { blobs } = activeDriveStorage();
+    const { blobs } = driveStorage;
     const existingId = input.conversation_id ?? null;
     if (existingId !== null && !(await ownConversation(db, me.usr_user_id, existingId))) throw noSuchConversation();
     const history = existingId === null ? [] : await historyFor(db, blobs, existingId, config.maxRequestBytes - turnBytes);

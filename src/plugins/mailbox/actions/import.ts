@@ -1,6 +1,5 @@
 import { actingUser } from '../../../actions/account/user.js';
 import { defineAction } from '../../../actions/define.js';
-import { activeDriveStorage } from '../../../drive/storage.js';
 import { receiveRaw } from '../inbound.js';
 import { notFound, ownMailbox } from '../mailboxes.js';
 import { mboxMessages } from '../mbox.js';
@@ -33,7 +32,7 @@ export default defineAction({
       .where('fil_delete_time', 'is', null)
       .executeTakeFirst();
     if (!file) throw notFound('archive');
-    const stream = await activeDriveStorage().blobs.get(file.fbb_storage_key);
+    const stream = await ctx.driveStorage.blobs.get(file.fbb_storage_key);
     const now = clock.now();
     const counts = { imported: 0, duplicates: 0, skipped: 0 };
     for await (const raw of mboxMessages(stream, settings.int('mailbox_smtp_max_message_bytes'))) {

@@ -1,7 +1,6 @@
 import { actingUser } from '../../../actions/account/user.js';
 import { defineAction } from '../../../actions/define.js';
 import { businessError, validationError } from '../../../http/errors.js';
-import { activeFeatureRegistry } from '../../../tiers/index.js';
 import { withFleetRelayTables } from '../fleet-relay-tables.js';
 import { fleetFeatures } from './features.js';
 import { changeSlotStatus, findSlot, fleetData, recordSlotChange, slotDomains } from './slots.js';
@@ -34,11 +33,11 @@ export default defineAction({
   input: {
     domains: { type: 'array', required: true, min: 1, max: 10000, items: { type: 'string', max_length: 253 } },
   },
-  async run({ input, user, db, clock, settings }) {
+  async run({ input, user, db, clock, settings, featureRegistry }) {
     const me = actingUser(user);
     const domains = normaliseDomains(input.domains);
     const fdb = withFleetRelayTables(db);
-    const features = await fleetFeatures(db, activeFeatureRegistry(), me.usr_user_id);
+    const features = await fleetFeatures(db, featureRegistry, me.usr_user_id);
     if (!features.slot) throw businessError('Your plan does not include a hosted relay fleet slot', { reason: 'fleet_slot_unavailable' });
     if (domains.length > features.maxDomains) {
       throw businessError(`Your plan allows ${features.maxDomains} fleet domains`, { reason: 'fleet_domain_limit', max_domains: features.maxDomains, requested: domains.length });

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { driveStorageFor } from '../../../drive/storage.js';
 import { success } from '../../../http/envelope.js';
 import { actionError, authError, businessError, validationError } from '../../../http/errors.js';
 import { RateLimitBucket, settingsLimits } from '../../../http/rate-limit/bucket.js';
@@ -28,7 +27,7 @@ export async function relayChannel(api: FastifyInstance, services: Services): Pr
   const meter = (request: FastifyRequest) =>
     services.plugins.isActive('mailbox') ? bucket.consume(request.ip) : services.buckets.general.consume(request.ip);
   const config = { feature: 'relay' as const, auth: 'none' as const, meter };
-  const blobs = () => driveStorageFor(services.config).blobs;
+  const blobs = () => services.driveStorage.blobs;
 
   api.get('/relay/bundle', { config }, async (request, reply) => {
     request.logAction = 'relay/bundle';

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { CliUsageError, parseCommandArgs, requireOption, type CommandGroup } from '../../../cli/context.js';
 import { groupUsage } from '../../../cli/usage.js';
-import { driveStorageFor } from '../../../drive/storage.js';
 import { formatTimestamp } from '../../../lib/time.js';
 import { requireActivePlugin } from '../../../plugin-kit/index.js';
 import { RelayBundleError, createRelayRun, inspectBundle } from './runs.js';
@@ -27,7 +26,7 @@ export const relayCommand: CommandGroup = {
     });
     return ctx.withServices(async (services) => {
       requireActivePlugin(services, 'mailbox');
-      const run = await createRelayRun(services.db, driveStorageFor(services.config).blobs, services.clock, {
+      const run = await createRelayRun(services.db, services.driveStorage.blobs, services.clock, {
         file,
         tokenHours: services.settings.int('mailbox_relay_run_token_hours'),
       }).catch((e: unknown) => {

@@ -217,6 +217,7 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert" id="form-error
     db,
     clock,
     settings,
+    featureRegistry: services.tiers.registry,
     viewer: { current_user_id: viewer.user.usr_user_id, current_user_permission: viewer.user.usr_permission },
   });
 
