@@ -7,8 +7,8 @@ export default defineAction({
   name: 'subscription_summary',
   description: 'Read-only summary of your subscriptions, current tier and payment source',
   mutates: false,
-  async run({ user, db, settings }) {
+  async run({ user, db, settings, caches }) {
     const me = actingUser(user);
-    return { data: { ...(await subscriptionSummary(db, settings, me.usr_user_id)) } };
+    return { data: { ...(await subscriptionSummary(db, settings, me.usr_user_id, caches.userTiers)) } };
   },
 });
