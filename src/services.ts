@@ -12,9 +12,9 @@ import type { Scheduler } from './tasks/scheduler.js';
 import type { TierSystem } from './tiers/index.js';
 import type { WebSessions } from './accounts/web-sessions.js';
 import type { StoreSystem } from './store/index.js';
-import type { ReadCache } from './cache/read-cache.js';
 import type { ReadCaches } from './cache/read-caches.js';
-import type { KeyRow } from './accounts/auth/authenticate.js';
+import type { KeyRowCache } from './accounts/auth/key-row-cache.js';
+import type { ModelCaches } from './models/define.js';
 import type { VaultWindows } from './accounts/vault/window.js';
 import type { VaultParts } from './accounts/vault/parts.js';
 import type { PasskeyVetoes } from './accounts/passkeys/vetoes.js';
@@ -52,9 +52,11 @@ export interface Services {
   tiers: TierSystem;
   /** The store: active only with products_active and subscriptions_active; provider clients and fakes' seams. */
   store: StoreSystem;
-  /** Key rows of recently presented keys (caches.keyRows). */
-  keyRows: ReadCache<string, KeyRow>;
-  /** Rows served from memory while nothing changed them (see ReadCaches). */
+  /** Key rows of recently presented keys (declared in caches). */
+  keyRows: KeyRowCache;
+  /** The model reads' caches (declared in caches): the tier catalogue, users' tiers, public-read rows and listings. */
+  modelCaches: ModelCaches;
+  /** Rows served from memory while nothing changed them, and what keeps them right (see ReadCaches). */
   caches: ReadCaches;
   /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */
   vaultWindows: VaultWindows;

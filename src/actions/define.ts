@@ -9,6 +9,7 @@ import type { Plugins } from '../settings/plugins.js';
 import type { Principal, PrincipalUser } from '../accounts/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
+import type { ModelCaches } from '../models/define.js';
 import type { StoreDeps } from '../store/deps.js';
 import type { AuthContract } from './auth-contract.js';
 import type { FormDefinition } from './form.js';
@@ -33,6 +34,8 @@ export interface ActionContext<I = Record<string, unknown>> {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
+  /** The server's read caches for model reads (never serving a read through the transaction). */
+  caches: ModelCaches;
   /** Queues a message; it is sent only after the action's transaction commits. */
   mail(message: MailMessage): void;
   attachments: Attachment[];
@@ -104,6 +107,8 @@ export interface FormContext {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
+  /** The server's read caches for model reads. */
+  caches: ModelCaches;
 }
 
 export type FormBuilder = (ctx: FormContext) => FormDefinition | Promise<FormDefinition>;

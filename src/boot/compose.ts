@@ -3,8 +3,8 @@ import { RateLimitBucket, settingsLimits } from '../http/rate-limit/bucket.js';
 import { MemoryRateLimitStore } from '../http/rate-limit/memory-store.js';
 import { RedisRateLimitStore } from '../http/rate-limit/redis-store.js';
 import { RequestLog } from '../http/request-log.js';
-import { Plugins } from '../settings/plugins.js';
-import { Settings } from '../settings/store.js';
+import { Plugins, PLUGINS_TABLE } from '../settings/plugins.js';
+import { Settings, SETTINGS_TABLE } from '../settings/store.js';
 import { Scheduler } from '../tasks/scheduler.js';
 import { allTasks } from './tasks.js';
 import { activeOnly, pluginModules } from './plugins.js';
@@ -12,7 +12,10 @@ import { pluginTasks } from '../plugin-kit/tasks.js';
 import { TierSystem } from '../tiers/index.js';
 import { WebSessions } from '../accounts/web-sessions.js';
 import { StoreSystem } from '../store/index.js';
-import { ReadCaches, attachReadCaches } from '../cache/read-caches.js';
+import { ReadCaches } from '../cache/read-caches.js';
+import { declareKeyRowCache } from '../accounts/auth/key-row-cache.js';
+import { declareUserTierCache } from '../tiers/features.js';
+import { ModelReadCaches } from '../models/read-caches.js';
 import { ROW_CHANGES } from '../db/change-feed.js';
 import { VaultWindows } from '../accounts/vault/window.js';
 import type { VaultParts } from '../accounts/vault/parts.js';
@@ -53,12 +56,20 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   // First: a plugin's settings, models and actions join the registries before anything reads them.
   const plugged = await pluginModules();
   const db = opts.database.db;
+  // The read caches serve reads through `db` (never a transaction), kept right by the change feed; the
+  // CLI, without a feed, has none to serve from.
+  const changes = opts.readCaches === false ? undefined : opts.database.changes;
+  const caches = new ReadCaches(changes ? { through: db } : {});
+  const keyRows = declareKeyRowCache(caches);
+  const userTiers = declareUserTierCache(caches);
+  const modelCaches = new ModelReadCaches(caches, userTiers);
   // Invalid tier feature definitions stop the start here, with a message naming the file and key.
-  const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {});
+  const tiers = TierSystem.load(db, clock, opts.pluginsDir ? { pluginsDir: opts.pluginsDir } : {}, userTiers);
   const settings = new Settings(db, clock);
   const plugins = new Plugins(db, clock, opts.pluginsDir);
   await Promise.all([settings.load(), plugins.load()]);
-  const caches = new ReadCaches({ settings: () => settings.load(), plugins: () => plugins.load() });
+  const settingsReload = caches.reloadOn(SETTINGS_TABLE, () => settings.load());
+  const pluginsReload = caches.reloadOn(PLUGINS_TABLE, () => plugins.load());
   // Other nodes (and the CLI writing through the socket) change settings and plugin flags: their
   // notifications reload them at once; this is the safety net for one that was missed.
   let sinceReload = 0;
@@ -66,8 +77,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     ? setInterval(() => {
         if (caches.live && ++sinceReload < SAFETY_RELOAD_SECONDS) return;
         sinceReload = 0;
-        caches.settings.request();
-        caches.plugins.request();
+        settingsReload.request();
+        pluginsReload.request();
       }, 1000)
     : undefined;
   refresh?.unref();
@@ -94,8 +105,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   };
   // The vault's vetoes on passkeys: the unlocker floor on revocation, the password on sign-in.
   const passkeyVetoes: PasskeyVetoes = { revoke: [unlockerFloorVeto], signIn: [vaultPasswordVeto] };
-  const changes = opts.readCaches === false ? undefined : opts.database.changes;
-  const detach = changes ? attachReadCaches(db, caches) : undefined;
   const forgetOnWrite = changes?.onLocalWrite((tables) => caches.wrote(tables));
   const feed = changes?.feed(ROW_CHANGES, { changed: (payload) => caches.notified(payload), live: (isLive) => caches.setLive(isLive) });
   feed?.start();
@@ -106,7 +115,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     scheduler,
     tiers,
     store,
-    keyRows: caches.keyRows,
+    keyRows,
+    modelCaches,
     caches,
     vaultWindows: new VaultWindows(vaultWindowStore, clock, vaultParts.levelSources),
     vaultParts,
@@ -116,7 +126,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
       if (refresh) clearInterval(refresh);
       forgetOnWrite?.();
       await feed?.stop();
-      detach?.();
       await scheduler.stop();
       await requestLog.stop();
       await rateLimitStore.close();

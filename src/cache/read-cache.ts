@@ -25,10 +25,23 @@ export class ReadCache<K, V> {
   private hitCount = 0;
   readonly maxEntries: number;
   readonly ttlMs: number;
+  /** The handle whose reads this cache may serve (see through). */
+  private readonly servesReadsThrough: object | undefined;
 
-  constructor(opts: { ttlMs?: number; maxEntries?: number } = {}) {
+  constructor(opts: { ttlMs?: number; maxEntries?: number; through?: object } = {}) {
     this.maxEntries = Math.max(1, opts.maxEntries ?? 10_000);
     this.ttlMs = opts.ttlMs ?? 60_000;
+    this.servesReadsThrough = opts.through;
+  }
+
+  /**
+   * This cache, for a read made through `db`, if the read may be served from it: only a read through the
+   * database handle the cache was made for. A transaction is another handle (it must see its own writes
+   * and lock what it reads), so nothing read through one comes from memory; a cache made for no handle
+   * (a process without a change feed, the CLI) serves nothing.
+   */
+  through(db: object): this | undefined {
+    return db === this.servesReadsThrough ? this : undefined;
   }
 
   get live(): boolean {

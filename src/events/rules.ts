@@ -3,7 +3,7 @@ import type { DB } from '../db/types.js';
 import { businessError } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
 import { Event } from '../models/event.js';
-import type { Row } from '../models/define.js';
+import type { ModelCaches, Row } from '../models/define.js';
 import type { Settings } from '../settings/store.js';
 import { TierGate } from '../models/gate.js';
 import { STAFF_PERMISSION } from '../tiers/gating.js';
@@ -33,6 +33,8 @@ export interface EventContext {
   clock: Clock;
   settings: Settings;
   user: EventViewer;
+  /** The server's read caches, for the tier gate's reads (none: from the database). */
+  caches?: ModelCaches;
 }
 
 /** The event row, locked for this transaction when `lock` (capacity decisions are made under the lock). */
@@ -44,7 +46,7 @@ export async function loadEvent(db: Kysely<DB>, eventId: number, lock = false): 
 
 /** A tier gate for one viewer; reuse it across the events of one request (it reads the tier once). */
 export function viewerGate(ctx: Omit<EventContext, 'user'>, viewer: EventViewer): TierGate {
-  return new TierGate(ctx.db, ctx.settings, ctx.clock, { userId: viewer.usr_user_id, permission: viewer.usr_permission });
+  return new TierGate(ctx.db, ctx.settings, ctx.clock, { userId: viewer.usr_user_id, permission: viewer.usr_permission }, ctx.caches);
 }
 
 /** Whether the viewer may see the event at all: not deleted, not private (staff excepted), and the tier gate. */

@@ -1,9 +1,10 @@
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
+import type { ReadCache } from '../cache/read-cache.js';
 import type { Settings } from '../settings/store.js';
 import type { FeatureRegistry } from '../tiers/feature-registry.js';
-import { gateFor, type GateColumns, type TierGate } from './gate.js';
+import { gateFor, type GateCaches, type GateColumns, type TierGate } from './gate.js';
 
 /** A column's storage type; drives CRUD coercion, validation and export. */
 export type ColumnType = 'serial' | 'int' | 'bigint' | 'smallint' | 'bool' | 'text' | 'varchar' | 'timestamp' | 'date' | 'numeric' | 'jsonb';
@@ -62,6 +63,37 @@ export interface ModelContext {
   featureRegistry: FeatureRegistry;
   /** Tier gating for this request; built on first use when absent. */
   tierGate?: TierGate;
+  /** The server's read caches for model reads (none in the CLI and where a caller has none to give). */
+  caches?: ModelCaches;
+}
+
+/**
+ * The read caches that model reads use: the tier gate's two reads and CRUD's public reads, handed down by
+ * the roof (see models/read-caches.ts). A read through a transaction is never served from them
+ * (ReadCache.through).
+ */
+export interface ModelCaches extends GateCaches {
+  /**
+   * The cache of a model's rows by primary key, for a model whose rows are cached: a public-read model
+   * whose is-viewable check (if any) can also be asked of a row in memory.
+   */
+  rowsOf(model: Model): ReadCache<number, Row> | undefined;
+  /** The cache of a model's listing pages: for a model whose rows are cached (listings take them from there). */
+  listingsOf(model: Model): ReadCache<string, ListedPage> | undefined;
+}
+
+/**
+ * A listing's page as its statement decided it: the primary keys in order and num_results. It stays
+ * right while the model's table is unchanged and the request's time is in [from, until) (see
+ * loadCollection in surfaces/crud/query.ts).
+ */
+export interface ListedPage {
+  total: number;
+  keys: number[];
+  /** The statement's times (the reader's and the tier gate's), as epoch ms; null where unused. */
+  from: { now: number | null; openNow: number | null };
+  /** The first instant after `from` at which a row's verdict could change; null when none can. */
+  untilMs: number | null;
 }
 
 export type Row = Record<string, unknown>;

@@ -1,12 +1,20 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
+import type { ReadCache } from '../cache/read-cache.js';
 import type { Settings } from '../settings/store.js';
-import { fetchUserTier, type UserTier } from '../tiers/features.js';
-import { readCachesOf } from '../cache/read-caches.js';
+import { fetchUserTier, type UserTier, type UserTierCache } from '../tiers/features.js';
 import { STAFF_PERMISSION, decideTierAccess, gatePreview, type EntityGate, type TierAccessResult, type TierCatalogue } from '../tiers/gating.js';
 
 type Row = Record<string, unknown>;
+
+/** The read caches the gate's two reads use (a model context's caches satisfy it). */
+export interface GateCaches {
+  /** The tier catalogue's two reads: the live tiers ('tiers') and the products linked to one ('products'). */
+  catalogue: ReadCache<'tiers' | 'products', Row[]>;
+  /** Users' tiers (the viewer's level). */
+  userTiers: UserTierCache;
+}
 
 /**
  * Which columns of a gatable model hold its tier gate, and which body columns the preview replaces (a
@@ -32,6 +40,7 @@ export interface GateContext {
   settings: Settings;
   viewer: { current_user_id: number | null; current_user_permission: number };
   tierGate?: TierGate;
+  caches?: GateCaches;
 }
 
 export interface GateViewerIdentity {
@@ -77,8 +86,10 @@ export class TierGate {
     private readonly settings: Settings,
     private readonly clock: Clock,
     readonly viewer: GateViewerIdentity,
+    /** The server's read caches for the catalogue and the viewer's tier (none: both read from the database). */
+    private readonly caches: GateCaches | undefined,
     /** Where the viewer's tier comes from: the request's tier reader when there is one. */
-    private readonly userTier: (userId: number) => Promise<UserTier | null> = (userId) => fetchUserTier(db, userId),
+    private readonly userTier: (userId: number) => Promise<UserTier | null> = (userId) => fetchUserTier(db, userId, caches?.userTiers),
   ) {}
 
   get isStaff(): boolean {
@@ -94,7 +105,8 @@ export class TierGate {
   catalogue(): Promise<TierCatalogue> {
     this.cat ??= (async () => {
       const active = storeActive(this.settings);
-      const [tiers, products] = await Promise.all([catalogueRows(this.db, 'tiers'), active ? catalogueRows(this.db, 'products') : []]);
+      const cache = this.caches?.catalogue;
+      const [tiers, products] = await Promise.all([catalogueRows(this.db, 'tiers', cache), active ? catalogueRows(this.db, 'products', cache) : []]);
       return {
         tiers: tiers.map((t) => ({ tier_id: Number(t.sbt_subscription_tier_id), name: String(t.sbt_name), display_name: String(t.sbt_display_name), tier_level: Number(t.sbt_tier_level) })),
         products: products.map((p: Row) => ({ product_id: Number(p.pro_product_id), name: String(p.pro_name), link: (p.pro_link as string | null) ?? null, tier_id: Number(p.pro_sbt_subscription_tier_id) })),
@@ -171,7 +183,7 @@ export function publicFromExpression(model: GatableModel): RawBuilder<Date | nul
 }
 
 /** The live, active tiers by level, or the active products linked to a tier: from memory while neither table changed. */
-async function catalogueRows(db: Kysely<DB>, which: 'tiers' | 'products'): Promise<Row[]> {
+async function catalogueRows(db: Kysely<DB>, which: 'tiers' | 'products', cache: GateCaches['catalogue'] | undefined): Promise<Row[]> {
   const read = async (): Promise<Row[]> =>
     which === 'tiers'
       ? db
@@ -189,8 +201,8 @@ async function catalogueRows(db: Kysely<DB>, which: 'tiers' | 'products'): Promi
           .where('pro_delete_time', 'is', null)
           .orderBy('pro_product_id')
           .execute();
-  const cache = readCachesOf(db)?.catalogue;
-  return (cache ? await cache.get(which, Date.now(), read) : await read()) ?? [];
+  const served = cache?.through(db);
+  return (served ? await served.get(which, Date.now(), read) : await read()) ?? [];
 }
 
 const contextGates = new WeakMap<GateContext, TierGate>();
@@ -200,7 +212,7 @@ export function gateFor(ctx: GateContext): TierGate {
   if (ctx.tierGate) return ctx.tierGate;
   let gate = contextGates.get(ctx);
   if (!gate) {
-    gate = new TierGate(ctx.db, ctx.settings, ctx.clock, { userId: ctx.viewer.current_user_id, permission: ctx.viewer.current_user_permission });
+    gate = new TierGate(ctx.db, ctx.settings, ctx.clock, { userId: ctx.viewer.current_user_id, permission: ctx.viewer.current_user_permission }, ctx.caches);
     contextGates.set(ctx, gate);
   }
   return gate;

@@ -35,6 +35,9 @@ export function discoverPlugins(dir = PLUGINS_DIR): PluginManifest[] {
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** Where the plugin flags live: a write to it, by any process, reloads every node's flags. */
+export const PLUGINS_TABLE = 'plg_plugins';
+
 /**
  * Which plugins are active. Flags live in plg_plugins; reads come from a per-node cache refreshed with
  * the settings (on their table's change notification) and updated at once by this node's own writes.

@@ -10,10 +10,13 @@ import {
   allSettingDefinitions,
 } from './registry.js';
 
+/** Where the settings live: a write to it, by any process, reloads every node's settings (see ReadCaches.reloadOn). */
+export const SETTINGS_TABLE = 'stg_settings';
+
 /**
  * Settings read from a per-node cache (reads are synchronous and free on the hot path). A write updates
  * this node at once; a write by another node or by the CLI through the socket reloads it on that write's
- * notification (see ReadCaches), and requests wait for that reload.
+ * notification (see ReadCaches.reloadOn), and requests wait for that reload.
  */
 export class Settings {
   private values = new Map<string, unknown>();

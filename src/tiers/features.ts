@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB, FeatureValue } from '../db/types.js';
 import type { FeatureRegistry } from './feature-registry.js';
-import { readCachesOf } from '../cache/read-caches.js';
+import type { ReadCache } from '../cache/read-cache.js';
+import type { ReadCaches } from '../cache/read-caches.js';
 
 /** The tier a user's features come from: a live, active tier the user is a member of. */
 /** A user's tier as the session user summary shows it: name, level and every declared feature resolved. */
@@ -19,14 +20,25 @@ export interface UserTier {
   features: Record<string, unknown>;
 }
 
+/** Users' tiers by user id (see fetchUserTier). */
+export type UserTierCache = ReadCache<number, UserTier | null>;
+
+/** What a user's tier is read from: a write to either forgets every user's tier. */
+const USER_TIER_TABLES = ['grm_group_members', 'sbt_subscription_tiers'];
+
+export function declareUserTierCache(caches: ReadCaches): UserTierCache {
+  return caches.declare('userTiers', { dependsOn: USER_TIER_TABLES, maxEntries: 10_000 });
+}
+
 /**
- * The user's tier: from memory while no membership or tier changed (see ReadCaches), else one indexed
- * query. A membership in a deleted or inactive tier grants nothing.
+ * The user's tier: from `cache` while no membership or tier changed (never for a read through a
+ * transaction: see ReadCache.through), else one indexed query. A membership in a deleted or inactive tier
+ * grants nothing.
  */
-export async function fetchUserTier(db: Kysely<DB>, userId: number): Promise<UserTier | null> {
-  const cache = readCachesOf(db)?.userTiers;
-  if (!cache) return readUserTier(db, userId);
-  return (await cache.get(userId, Date.now(), () => readUserTier(db, userId))) ?? null;
+export async function fetchUserTier(db: Kysely<DB>, userId: number, cache: UserTierCache | undefined): Promise<UserTier | null> {
+  const served = cache?.through(db);
+  if (!served) return readUserTier(db, userId);
+  return (await served.get(userId, Date.now(), () => readUserTier(db, userId))) ?? null;
 }
 
 /** The user's tier membership (partial unique index on grm_foreign_key_id) joined to its tier by primary key. */
@@ -74,6 +86,8 @@ export class TierFeatureReader {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly registry: FeatureRegistry,
+    /** Users' tiers kept in memory (see fetchUserTier); none reads each from the database. */
+    private readonly userTiers?: UserTierCache,
   ) {}
 
   /** The user's tier as already read in this scope (authentication reads it with the key). */
@@ -84,7 +98,7 @@ export class TierFeatureReader {
   getUserTier(userId: number): Promise<UserTier | null> {
     let tier = this.tiers.get(userId);
     if (!tier) {
-      tier = fetchUserTier(this.db, userId);
+      tier = fetchUserTier(this.db, userId, this.userTiers);
       this.tiers.set(userId, tier);
       // A failed read is not remembered: the next read tries again.
       tier.catch(() => this.tiers.delete(userId));

@@ -120,7 +120,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
   ])('serves an edited $model.className from the next request', async ({ model, body, column }) => {
     const id = await create(model.className, body);
     expect((await get(`${model.className}/${id}`)).json.data[column]).toBe('first');
-    const cached = reader.services.caches.rowsOf(model)!;
+    const cached = reader.services.modelCaches.rowsOf(model)!;
     expect((await get(`${model.className}/${id}`)).json.data[column]).toBe('first');
     expect(cached.size).toBeGreaterThan(0);
     await writeElsewhere(`update ${model.table} set ${column} = 'second' where ${model.primaryKey} = ${id}`, `${model.table}:${id}`);
@@ -151,7 +151,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
     };
     const before = await listed();
     expect(before.row?.pst_title).toBe('listed');
-    expect(reader.services.caches.rowsOf(Post)!.size).toBeGreaterThan(0);
+    expect(reader.services.modelCaches.rowsOf(Post)!.size).toBeGreaterThan(0);
     await writeElsewhere(`update pst_posts set pst_title = 'relisted' where pst_post_id = ${id}`, `pst_posts:${id}`);
     expect((await listed()).row?.pst_title).toBe('relisted');
     await writeElsewhere(`update pst_posts set pst_is_published = false where pst_post_id = ${id}`, `pst_posts:${id}`);
@@ -185,7 +185,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
   };
 
   it('serves a page of a listing from memory to every reader the statement sees alike, and lists a post added elsewhere from the next request', async () => {
-    const listings = reader.services.caches.listingsOf(Post)!;
+    const listings = reader.services.modelCaches.listingsOf(Post)!;
     const before = await listedIds();
     const hits = listings.hits;
     // Another member without a tier: the page's statement does not use the reader's id, so one entry serves both.
@@ -213,7 +213,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
       const scheduled = await insertPost({ pst_title: 'scheduled', pst_published_time: new Date(start + 2 * HOUR) });
       // Published an hour ago, gated to level 44, open to everyone four hours after publishing.
       const opensLater = await insertPost({ pst_title: 'opens later', pst_published_time: new Date(start - HOUR), pst_tier_min_level: 44, pst_tier_public_after_hours: 4 });
-      const listings = reader.services.caches.listingsOf(Post)!;
+      const listings = reader.services.modelCaches.listingsOf(Post)!;
       const now = await listedIds();
       expect(now).not.toContain(scheduled);
       expect(now).not.toContain(opensLater);
@@ -247,7 +247,7 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
     const id = await create('Post', { pst_title: 'gated', pst_is_published: 'true', pst_body: 'secret body', pst_tier_min_level: '41' });
     const before = await get(`Post/${id}`);
     expect(before.json.data.tier_access).toMatchObject({ allowed: false, required_tier: { display_name: 'Gold', tier_level: 41 } });
-    expect(reader.services.caches.catalogue.size).toBeGreaterThan(0);
+    expect(reader.services.modelCaches.catalogue.size).toBeGreaterThan(0);
     await writeElsewhere(`update sbt_subscription_tiers set sbt_display_name = 'Platinum' where sbt_subscription_tier_id = ${tier.tierId}`, `sbt_subscription_tiers:${tier.tierId}`);
     expect((await get(`Post/${id}`)).json.data.tier_access.required_tier.display_name).toBe('Platinum');
   });

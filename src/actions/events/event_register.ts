@@ -65,8 +65,8 @@ export default defineAction({
     };
   },
   // With ?evt_event_id= the form is for that event; without, the user picks among the open events they may see.
-  form: async ({ user, query, db, clock, settings }) => {
-    const gate = viewerGate({ db, clock, settings }, formViewer(user) ?? { usr_user_id: 0, usr_permission: 0 });
+  form: async ({ user, query, db, clock, settings, caches }) => {
+    const gate = viewerGate({ db, clock, settings, caches }, formViewer(user) ?? { usr_user_id: 0, usr_permission: 0 });
     const now = clock.now();
     if (query.evt_event_id !== undefined) {
       const id = /^\d{1,15}$/.test(query.evt_event_id) ? Number(query.evt_event_id) : null;

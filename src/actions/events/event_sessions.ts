@@ -36,8 +36,8 @@ export default defineAction({
       message: `Your sessions of ${event.evt_name} are saved.`,
     };
   },
-  form: async ({ user, query, db, clock, settings }) => {
-    const reg = await formRegistration({ db, clock, settings, user: formViewer(user) }, query.evr_event_registrant_id);
+  form: async ({ user, query, db, clock, settings, caches }) => {
+    const reg = await formRegistration({ db, clock, settings, caches, user: formViewer(user) }, query.evr_event_registrant_id);
     const sessions = await eventSessions(db, reg.event.evt_event_id);
     const chosen = await chosenSessionIds(db, reg.evr_event_registrant_id);
     return {

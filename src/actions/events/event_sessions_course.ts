@@ -27,8 +27,8 @@ export default defineAction({
       message: `You are enrolled in every session of ${event.evt_name}.`,
     };
   },
-  form: async ({ user, query, db, clock, settings }) => {
-    const reg = await formRegistration({ db, clock, settings, user: formViewer(user) }, query.evr_event_registrant_id);
+  form: async ({ user, query, db, clock, settings, caches }) => {
+    const reg = await formRegistration({ db, clock, settings, caches, user: formViewer(user) }, query.evr_event_registrant_id);
     return { submit_label: `Take every session of ${reg.event.evt_name}`, fields: [field.hidden('evr_event_registrant_id', reg.evr_event_registrant_id)] };
   },
 });

@@ -7,8 +7,8 @@ export default defineAction({
   name: 'subscription_summary',
   description: 'Read-only summary of your subscriptions, current tier and payment source',
   mutates: false,
-  async run({ user, db, settings, featureRegistry }) {
+  async run({ user, db, settings, featureRegistry, caches }) {
     const me = actingUser(user);
-    return { data: { ...(await subscriptionSummary(db, settings, featureRegistry, me.usr_user_id)) } };
+    return { data: { ...(await subscriptionSummary(db, settings, featureRegistry, me.usr_user_id, caches.userTiers)) } };
   },
 });

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB, SubscriptionStatus } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
-import { fetchUserTier } from '../../tiers/features.js';
+import { fetchUserTier, type UserTierCache } from '../../tiers/features.js';
 import type { FeatureRegistry } from '../../tiers/feature-registry.js';
 import { isStoreBilled, storeActive } from './refusals.js';
 import { liveSubscriptions, readPlanProduct, type Subscription } from './subscriptions.js';
@@ -72,7 +72,7 @@ async function scheduledChange(db: Kysely<DB>, sub: Subscription): Promise<Sched
 }
 
 /** The subscription_summary data: live subscriptions, the user's tier as recorded, the payment source. */
-export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, registry: FeatureRegistry, userId: number): Promise<SubscriptionSummary> {
+export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, registry: FeatureRegistry, userId: number, userTiers: UserTierCache | undefined): Promise<SubscriptionSummary> {
   const subs = await liveSubscriptions(db, userId);
   const subscriptions: SubscriptionEntry[] = [];
   for (const sub of subs) {
@@ -89,7 +89,7 @@ export async function subscriptionSummary(db: Kysely<DB>, settings: Settings, re
       billing_issue: sub.status === 'in_grace' || sub.status === 'on_hold',
     });
   }
-  const tier = await fetchUserTier(db, userId);
+  const tier = await fetchUserTier(db, userId, userTiers);
   // One active source per user: the newest live subscription that bears the tier names it (a second
   // source's purchase, flagged by the store, only when nothing else is live).
   const source = (subs.find((s) => s.source !== null && !s.sourceConflict) ?? subs.find((s) => s.source !== null))?.source ?? null;

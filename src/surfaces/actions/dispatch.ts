@@ -170,6 +170,7 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     db: trx,
     clock,
     settings,
+    caches: services.modelCaches,
     mail: (m) => void outbox.push(m),
     attachments,
     session: webSession?.data ?? null,

@@ -1,12 +1,11 @@
 import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { DB } from '../../db/types.js';
-import type { Model, Row, ViewableReader } from '../../models/define.js';
+import type { ListedPage, Model, ModelCaches, Row, ViewableReader } from '../../models/define.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { openRowsExpression, publicFromExpression } from '../../models/gate.js';
 import { transactionError } from '../../http/errors.js';
 import type { Scope } from './authorize.js';
 import { sortColumn } from './fields.js';
-import { readCachesOf, type ListedPage } from '../../cache/read-caches.js';
 import type { ReadCache } from '../../cache/read-cache.js';
 
 /** Model tables are reached through their declarations; every identifier below comes from one. */
@@ -145,15 +144,14 @@ function preparedPage(model: Model, shape: ListingShape): PreparedPage {
  * num_results is counted in the database, after scoping and filters, in the same statement as the page;
  * only a page past the end needs a count of its own.
  */
-export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams): Promise<{ total: number; rows: Row[] }> {
+export async function loadCollection(db: Kysely<DB>, model: Model, scope: Scope, params: CollectionParams, caches?: ModelCaches): Promise<{ total: number; rows: Row[] }> {
   if (scope.kind === 'none') return { total: 0, rows: [] };
   const open = params.openRowsFor;
   // For a cached model the statement still decides which rows the reader sees (scope, filters, the
   // is-viewable check at this request's time, order, page), but returns only their keys: reading and
   // decoding twenty wide rows was most of a page's cost on the embedded database.
-  const caches = readCachesOf(db);
-  const cache = caches?.rowsOf(model);
-  const listings = caches?.listingsOf(model);
+  const cache = caches?.rowsOf(model)?.through(db);
+  const listings = caches?.listingsOf(model)?.through(db);
   const shape: ListingShape = {
     ownerColumns: scope.kind === 'owner' ? scope.columns : null,
     sort: params.sort,
@@ -305,12 +303,12 @@ function rowQuery(model: Model, forUpdate: boolean, viewable: boolean) {
 /**
  * A live (not soft-deleted) row by primary key; with a reader, only if the model's is-viewable check
  * admits that reader (pass none for staff); in a write transaction the row is locked. A row of a cached
- * model comes from memory while it is unchanged (see ReadCaches); the is-viewable check is then asked of
- * it here, at the reader's time, as the statement would have.
+ * model comes from `caches` while it is unchanged (never through a transaction: see ReadCache.through);
+ * the is-viewable check is then asked of it here, at the reader's time, as the statement would have.
  */
-export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, reader?: RowReader): Promise<Row | undefined> {
+export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdate = false, reader?: RowReader, caches?: ModelCaches): Promise<Row | undefined> {
   const viewable = reader !== undefined && model.viewable !== undefined;
-  const cache = forUpdate ? undefined : readCachesOf(db)?.rowsOf(model);
+  const cache = forUpdate ? undefined : caches?.rowsOf(model)?.through(db);
   if (cache) {
     const row = await cache.get(id, Date.now(), async () => (await rowQuery(model, false, false)(db, { id, userId: null, permission: 0, tierLevel: null, now: new Date(0) }))[0]);
     if (!row || (viewable && !model.viewableRow!(row, reader))) return undefined;

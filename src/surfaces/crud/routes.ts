@@ -26,7 +26,7 @@ interface ItemParams { id: string }
  * the write in one transaction and the export.
  */
 export async function crudSurface(api: FastifyInstance, services: Services): Promise<void> {
-  const { db, clock, settings, plugins } = services;
+  const { db, clock, settings, plugins, modelCaches: caches } = services;
 
   /** Class not exposed for the verb, plugin inactive: the same 404 as a path that names no class. */
   function resource(request: FastifyRequest, className: string, verb: Verb): Model {
@@ -48,8 +48,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     requireCapability(principal, capability);
     const viewer = { current_user_id: principal.user.usr_user_id, current_user_permission: principal.user.usr_permission };
     const tierReader = services.tiers.readerFor(request);
-    const tierGate = new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }, (userId) => tierReader.getUserTier(userId));
-    return { db, clock, settings, viewer, featureRegistry: services.tiers.registry, tierGate };
+    const tierGate = new TierGate(db, settings, clock, { userId: viewer.current_user_id, permission: viewer.current_user_permission }, caches, (userId) => tierReader.getUserTier(userId));
+    return { db, clock, settings, viewer, featureRegistry: services.tiers.registry, tierGate, caches };
   }
 
   /** Whose is-viewable check a read applies: none for staff, who see every row. */
@@ -86,7 +86,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const ctx = await context(request, model, 'read');
     // Soft delete, then the is-viewable check (a row the reader may not see is not found), then the
     // per-record check; tier gating, the last check, shapes the export.
-    const row = await loadRow(db, model, parseId(model, request.params.id), false, await rowReader(model, ctx));
+    const row = await loadRow(db, model, parseId(model, request.params.id), false, await rowReader(model, ctx), caches);
     if (!row) throw transactionError(`${model.className} not found`);
     await authorizeRecord(model, row, 'read', ctx);
     return success(await exportRow(model, row, ctx), `${model.className} found.`);
@@ -103,7 +103,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     if (model.gate && !staff && settings.bool('tier_gate_hide_from_listings')) {
       params.openRowsFor = { level: await ctx.tierGate!.viewerLevel(), now: clock.now() };
     }
-    const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params);
+    const { total, rows } = await loadCollection(db, model, collectionScope(model, ctx.viewer), params, caches);
     const data: Row[] = [];
     for (const row of rows) if (await recordAllowed(model, row, 'read', ctx)) data.push(await exportRow(model, row, ctx));
     return success(data, '', { num_results: total, page: params.page, numperpage: params.numperpage });

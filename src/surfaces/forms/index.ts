@@ -26,7 +26,7 @@ async function serveForm(services: Services, request: FastifyRequest, name: stri
     const row = await db.selectFrom('usr_users').selectAll().where('usr_user_id', '=', decision.principal.user.usr_user_id).executeTakeFirst();
     if (row) user = Object.fromEntries(Object.entries(row).filter(([k]) => !SECRET_COLUMN.test(k))) as FormUser;
   }
-  const built = await action.form({ name, user, query: queryOf(request), db, clock, settings });
+  const built = await action.form({ name, user, query: queryOf(request), db, clock, settings, caches: services.modelCaches });
   const bad = nonSerializablePath(built);
   if (bad) {
     request.log.error({ action: name, at: bad }, 'form builder produced a non-serializable value');

@@ -56,7 +56,7 @@ export function contentPages(web: FastifyInstance, services: Services): void {
     if (!row || (!published && !isStaff)) {
       return sendViewerPage(reply, viewer, 'Not found', html`<div class="card"><p>There is no such post.</p></div>`, 404);
     }
-    const gate = new TierGate(db, settings, clock, { userId: viewer.user?.usr_user_id ?? null, permission: viewer.user?.usr_permission ?? 0 });
+    const gate = new TierGate(db, settings, clock, { userId: viewer.user?.usr_user_id ?? null, permission: viewer.user?.usr_permission ?? 0 }, services.modelCaches);
     const access = await gate.check(Post, row);
     const title = String(row.pst_title ?? 'Untitled');
     if (access.allowed) {
@@ -74,7 +74,7 @@ export function contentPages(web: FastifyInstance, services: Services): void {
   // RSS 2.0 of published posts. Gated posts are always left out, whoever asks (DESIGN 7).
   web.get('/rss', async (_request, reply) => {
     const now = clock.now();
-    const anonymous = new TierGate(db, settings, clock, { userId: null, permission: 0 });
+    const anonymous = new TierGate(db, settings, clock, { userId: null, permission: 0 }, services.modelCaches);
     // Gated posts are left out in SQL, so the feed is full however many recent posts are gated.
     const openToAnyone = (await anonymous.openRowsCondition(Post))!;
     const rows = (await posts()

@@ -13,7 +13,7 @@ import { isApiError } from '../../http/errors.js';
 import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { vaultOf } from '../../accounts/vault/vaults.js';
 import type { Services } from '../../services.js';
-import { driveFeatures, fetchUserTier, TierFeatureReader, type DriveFeatures } from '../../tiers/features.js';
+import { driveFeatures, fetchUserTier, TierFeatureReader, type DriveFeatures, type UserTierCache } from '../../tiers/features.js';
 import type { FeatureRegistry } from '../../tiers/feature-registry.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html, raw, type SafeHtml } from '../html.js';
@@ -91,10 +91,10 @@ interface Quota {
   limits: DriveFeatures;
 }
 
-async function quotaOf(db: Kysely<DB>, registry: FeatureRegistry, userId: number): Promise<Quota> {
+async function quotaOf(db: Kysely<DB>, registry: FeatureRegistry, userId: number, userTiers: UserTierCache): Promise<Quota> {
   const [tier, limits, usedBytes] = await Promise.all([
-    fetchUserTier(db, userId),
-    driveFeatures(new TierFeatureReader(db, registry), userId),
+    fetchUserTier(db, userId, userTiers),
+    driveFeatures(new TierFeatureReader(db, registry, userTiers), userId),
     driveUsageBytes(db, userId),
   ]);
   return { tierName: tier ? tier.displayName || tier.name : null, usedBytes, limits };
@@ -326,7 +326,7 @@ export function drivePage(web: FastifyInstance, services: Services): void {
     const ancestors = folder?.ancestors ?? [];
     // Grantees see the path only from the folder they were given.
     const visible = folder && folder.role !== 'owner' ? await visibleAncestors(db, userId, ancestors) : ancestors;
-    const quota = await quotaOf(db, services.tiers.registry, userId);
+    const quota = await quotaOf(db, services.tiers.registry, userId, services.modelCaches.userTiers);
     const rights = await rowRights(db, userId, listing, view, quota.limits.shareLinks);
     const hasVault = (await vaultOf(db, userId)) !== null;
     const unlocked = hasVault && (await vaultWindow.isOpenFor(db, userId));

@@ -233,7 +233,7 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const viewer = await guardPage(request, reply, services, 0);
     if (!viewer) return reply;
     const { db, settings } = services;
-    const summary = await subscriptionSummary(db, settings, services.tiers.registry, viewer.user.usr_user_id);
+    const summary = await subscriptionSummary(db, settings, services.tiers.registry, viewer.user.usr_user_id, services.modelCaches.userTiers);
     const active = storeActive(settings);
     const details = await entryDetails(db, summary.subscriptions.map((s) => s.order_item_id));
     const storeBilled = isStoreBilled(summary.payment_source === 'none' ? null : summary.payment_source);

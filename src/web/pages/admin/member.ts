@@ -37,7 +37,7 @@ export function memberAdminPage(web: FastifyInstance, services: Services): void 
       : undefined;
     if (!user) return sendViewerPage(reply, viewer, 'Not found', html`${adminNav()}<div class="card"><p>There is no such member.</p></div>`, 404);
     const userId = Number(user.usr_user_id);
-    const tier = await fetchUserTier(db, userId);
+    const tier = await fetchUserTier(db, userId, services.modelCaches.userTiers);
     const subs = await db
       .selectFrom('odi_order_items')
       .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')

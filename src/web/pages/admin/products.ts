@@ -219,6 +219,7 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert" id="form-error
     settings,
     featureRegistry: services.tiers.registry,
     viewer: { current_user_id: viewer.user.usr_user_id, current_user_permission: viewer.user.usr_permission },
+    caches: services.modelCaches,
   });
 
   web.get('/admin/products', async (request, reply) => {
@@ -275,7 +276,7 @@ ${products.map(
     const viewer = await guardPage(request, reply, services, 5);
     if (!viewer) return reply;
     const id = productId(request);
-    const product = id === null ? undefined : await loadRow(db, Product, id);
+    const product = id === null ? undefined : await loadRow(db, Product, id, false, undefined, services.modelCaches);
     if (!product) return notFound(reply, viewer);
     return renderForm(reply, viewer, product, formFromRow(product), {}, { notice: flashNotice(await takeFlash(db, viewer.session)) });
   });
@@ -285,7 +286,7 @@ ${products.map(
     if (!viewer) return reply;
     if (!(await checkPostedForm(request, reply, viewer, FORM_NAME))) return reply;
     const id = productId(request);
-    const product = id === null ? undefined : await loadRow(db, Product, id);
+    const product = id === null ? undefined : await loadRow(db, Product, id, false, undefined, services.modelCaches);
     if (!product || id === null) return notFound(reply, viewer);
     const { form, values, errors } = readForm(request, formFromRow(product));
     await checkTier(values, errors);
