@@ -1,6 +1,7 @@
 /**
- * Rows read from the database, kept in memory while nothing could have changed them: the key rows of
- * presented keys, users' tiers, the tier catalogue, rows of public-read models.
+ * Rows read from the database, kept in memory while nothing could have changed them (each declared in
+ * ReadCaches by its owner, with the tables it is read from: e.g. the key rows of presented keys, users'
+ * tiers, rows of public-read models).
  *
  * A cached row is only used while nothing could have changed it:
  * - it is used only while the change feed is live (a LISTEN on the row-change triggers' channel); while
