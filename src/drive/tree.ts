@@ -8,6 +8,7 @@ import { lockOwnerQuota } from './quota.js';
 import { businessError, validationError } from '../http/errors.js';
 import { formatTimestamp } from '../lib/time.js';
 import { TierFeatureReader, type FeatureRegistry } from '../tiers/index.js';
+import type { UserTierCache } from '../tiers/features.js';
 import { isUniqueViolation } from '../tiers/errors.js';
 
 // What the Drive actions share: refusals, the file-or-folder target, the owner-or-grant check with the
@@ -278,9 +279,9 @@ export async function lockOwner(trx: Kysely<DB>, ownerUserId: number): Promise<v
   await lockOwnerQuota(trx, ownerUserId);
 }
 
-/** A feature reader for one action (the tier read once). */
-export function tierReader(db: Kysely<DB>, registry: FeatureRegistry): TierFeatureReader {
-  return new TierFeatureReader(db, registry);
+/** A feature reader for one action or page (the tier read once; from memory outside a transaction when given the cache). */
+export function tierReader(db: Kysely<DB>, registry: FeatureRegistry, userTiers?: UserTierCache): TierFeatureReader {
+  return new TierFeatureReader(db, registry, userTiers);
 }
 
 /** How an action reads sealed content: through the caller's browser-session vault window, if any. */

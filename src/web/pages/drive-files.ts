@@ -151,7 +151,7 @@ export function driveFilePages(web: FastifyInstance, services: Services): void {
     if (!link || link.fil_is_trashed || link.fil_usr_user_id === null) return null;
     if (link.fsl_expires_time !== null && link.fsl_expires_time.getTime() <= now.getTime()) return null;
     if (link.fil_fol_folder_id !== null && (await folderChain(db, link.fil_fol_folder_id)).some((f) => f.isTrashed)) return null;
-    if ((await tierReader(db, services.tiers.registry).getUserFeature(link.fil_usr_user_id, 'drive_share_links', false)) !== true) return null;
+    if ((await tierReader(db, services.tiers.registry, services.modelCaches.userTiers).getUserFeature(link.fil_usr_user_id, 'drive_share_links', false)) !== true) return null;
     const file = await servedFile(services, link.fil_file_id);
     // Sealed files have no public links (drive_link_create refuses them); none is served if one exists.
     return file && !file.sealed ? { id: link.fsl_file_share_link_id, passwordHash: link.fsl_password_hash, file } : null;

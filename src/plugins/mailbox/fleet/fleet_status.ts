@@ -10,10 +10,10 @@ export default defineAction({
   description: 'Your hosted relay fleet slot: status (active, grace, suspended), domains, grace window, and your tier\'s fleet features',
   mutates: false,
   auth: { capability: 'read' },
-  async run({ user, db, settings, featureRegistry }) {
+  async run({ user, db, settings, featureRegistry, caches }) {
     const me = actingUser(user);
     const fdb = withFleetRelayTables(db);
-    const [slot, features] = await Promise.all([findSlot(fdb, me.usr_user_id), fleetFeatures(db, featureRegistry, me.usr_user_id)]);
+    const [slot, features] = await Promise.all([findSlot(fdb, me.usr_user_id), fleetFeatures(db, featureRegistry, me.usr_user_id, caches.userTiers)]);
     const domains = slot ? await slotDomains(fdb, slot.id) : [];
     return { data: fleetData(slot, domains, features, settings.int('mailbox_fleet_grace_hours')) };
   },
