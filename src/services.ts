@@ -16,6 +16,7 @@ import type { ReadCaches } from './cache/read-caches.js';
 import type { KeyRowCache } from './accounts/auth/key-row-cache.js';
 import type { ModelCaches } from './models/define.js';
 import type { VaultWindows } from './accounts/vault/window.js';
+import type { VerificationCache } from './accounts/auth/verification-cache.js';
 import type { VaultParts } from './accounts/vault/parts.js';
 import type { PasskeyVetoes } from './accounts/passkeys/vetoes.js';
 import type { DriveStorage } from './drive/storage.js';
@@ -56,6 +57,8 @@ export interface Services {
   keyRows: KeyRowCache;
   /** The model reads' caches (declared in caches): the tier catalogue, users' tiers, public-read rows and listings. */
   modelCaches: ModelCaches;
+  /** Machine-key secrets verified recently, so a key's slow hash is paid once (per process). */
+  keyVerifications: VerificationCache;
   /** Rows served from memory while nothing changed them, and what keeps them right (see ReadCaches). */
   caches: ReadCaches;
   /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */

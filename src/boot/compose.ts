@@ -14,6 +14,7 @@ import { WebSessions } from '../accounts/web-sessions.js';
 import { StoreSystem } from '../store/index.js';
 import { ReadCaches } from '../cache/read-caches.js';
 import { declareKeyRowCache } from '../accounts/auth/key-row-cache.js';
+import { VerificationCache } from '../accounts/auth/verification-cache.js';
 import { declareUserTierCache } from '../tiers/features.js';
 import { ModelReadCaches } from '../models/read-caches.js';
 import { ROW_CHANGES } from '../db/change-feed.js';
@@ -116,6 +117,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     tiers,
     store,
     keyRows,
+    keyVerifications: new VerificationCache(),
     modelCaches,
     caches,
     vaultWindows: new VaultWindows(vaultWindowStore, clock, vaultParts.levelSources),

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { revokeKey, revokeSessionKeysOf } from '../../src/accounts/api-keys.js';
 import { hashSecret } from '../../src/accounts/passwords.js';
-import { machineKeyVerificationCache } from '../../src/accounts/auth/authenticate.js';
 import { requireCapability, type Capability } from '../../src/accounts/auth/capabilities.js';
 import { success } from '../../src/http/envelope.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -178,7 +177,7 @@ describe('machine keys: the authentication stage', () => {
       (await t.services.db.selectFrom('apk_api_keys').select('apk_secret_hash').where('apk_api_key_id', '=', key.apiKeyId).executeTakeFirstOrThrow()).apk_secret_hash;
     expect((await get(headers)).statusCode).toBe(200);
     // The successful verification is remembered, so the next request does not pay the slow hash.
-    expect(machineKeyVerificationCache().has(key.apiKeyId, key.secretKey, await storedHash(), t.clock.nowMs())).toBe(true);
+    expect(t.services.keyVerifications.has(key.apiKeyId, key.secretKey, await storedHash(), t.clock.nowMs())).toBe(true);
     expect((await get(headers)).statusCode).toBe(200);
 
     await row().set({ apk_is_active: false }).execute();

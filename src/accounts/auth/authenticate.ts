@@ -48,14 +48,11 @@ export interface AuthenticationDeps {
   keyRows: Pick<ReadCache<string, KeyRow>, 'get'>;
   webSessions: Pick<WebSessions, 'end'>;
   tiers: { readerFor(scope: object): Pick<TierFeatureReader, 'prime'> };
+  /** Machine-key secrets verified recently (the slow hash is paid once per key and secret). */
+  keyVerifications: VerificationCache;
 }
 
-const verificationCache = new VerificationCache();
 const inFlight = new WeakMap<FastifyRequest, Promise<Principal>>();
-
-export function machineKeyVerificationCache(): VerificationCache {
-  return verificationCache;
-}
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const v = request.headers[name];
@@ -75,7 +72,7 @@ function ipAllowed(restriction: string | null, ip: string): boolean {
 
 /** Key headers → principal, or the contract's 4xx. Every failure counts toward the failed-auth bucket. */
 async function authenticateKey(deps: AuthenticationDeps, request: FastifyRequest, publicKey: string | undefined, secretKey: string | undefined): Promise<Principal> {
-  const { db, clock, buckets, keyRows } = deps;
+  const { db, clock, buckets, keyRows, keyVerifications: verificationCache } = deps;
   const ip = request.ip;
   if (request.failedAuthReading) request.failedAuthReading();
   else await buckets.failedAuth.check(ip);
