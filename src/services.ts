@@ -16,6 +16,7 @@ import type { ReadCache } from './cache/read-cache.js';
 import type { ReadCaches } from './cache/read-caches.js';
 import type { KeyRow } from './accounts/auth/authenticate.js';
 import type { VaultWindows } from './accounts/vault/window.js';
+import type { MemberEmailSender } from './outbound/emails/sender.js';
 
 // The doors' bag: what a request handler or a command may reach. It is composed once per process (or per
 // test app) by src/boot/compose.ts. Code below the doors never takes it: a function there declares the
@@ -55,5 +56,7 @@ export interface Services {
   caches: ReadCaches;
   /** Open sealed-vault windows, in the shared store (Redis when REDIS_URL is set, else the database). */
   vaultWindows: VaultWindows;
+  /** Sends queued member emails (DESIGN 15); its worker runs in the server process of every node. */
+  memberEmails: MemberEmailSender;
   close(): Promise<void>;
 }

@@ -18,6 +18,7 @@ import { registerContentResealer } from '../accounts/vault/rotation.js';
 import { ROW_CHANGES } from '../db/change-feed.js';
 import { VaultWindows, registerProtectionLevelSource } from '../accounts/vault/window.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from '../accounts/vault/window-store.js';
+import { MemberEmailSender } from '../outbound/emails/sender.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
@@ -92,8 +93,10 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   feed?.start();
   const vaultWindowStore =
     opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(clock));
+  const memberEmails = new MemberEmailSender({ db, clock, settings, baseUrl: opts.config.baseUrl });
   return {
     ...partial,
+    memberEmails,
     scheduler,
     tiers,
     store,
@@ -108,6 +111,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
       await feed?.stop();
       detach?.();
       await scheduler.stop();
+      await memberEmails.stop();
       await requestLog.stop();
       await rateLimitStore.close();
       await vaultWindowStore.close();
