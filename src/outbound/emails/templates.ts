@@ -1,5 +1,3 @@
-import type { OutboundEventType } from '../events.js';
-
 /** The member emails (DESIGN 15), each switchable and editable on /admin/emails. */
 export const MEMBER_EMAIL_KEYS = [
   'welcome',
@@ -25,7 +23,7 @@ export function isMemberEmailKey(key: string): key is MemberEmailKey {
  * a grant by purchase or by hand is not a change the member asked to be told about by this mail.
  * The renewal reminder has no event: a scheduled task writes it (renewal-reminder-task.ts).
  */
-export const EMAIL_FOR_EVENT: Partial<Record<OutboundEventType, MemberEmailKey>> = {
+export const EMAIL_FOR_EVENT: Readonly<Record<string, MemberEmailKey>> = {
   'member.created': 'welcome',
   'subscription.billing_issue': 'payment_failed',
   'subscription.on_hold': 'access_paused',
