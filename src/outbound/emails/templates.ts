@@ -186,7 +186,7 @@ export function escapeHtml(text: string): string {
 
 /** Escaped text to paragraphs, line breaks and clickable http(s) links. */
 function paragraphs(escaped: string): string {
-  const linked = escaped.replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}" style="color:#2454d6">${url}</a>`);
+  const linked = escaped.replace(/https?:\/\/[^\s<>"']+/g, (url) => `<a href="${url}" style="color:#2454d6;overflow-wrap:anywhere;word-break:break-all">${url}</a>`);
   return linked
     .split(/\n{2,}/)
     .map((p) => p.trim())

@@ -25,11 +25,11 @@ const MAX_BODY = 20_000;
 type Draft = Pick<MemberEmailTemplate, 'subject' | 'body' | 'active'>;
 
 /** Where mail goes now, for the notice on both mail pages. */
-export function mailTransportNotice(services: Pick<Services, 'settings'>) {
+export function mailTransportNotice(services: Pick<Services, 'settings'>, where: 'emails' | 'outbox' = 'emails') {
   const smtp = smtpOptionsFromSettings(services.settings);
   return smtp
-    ? html`<p class="help" id="mail-transport">Mail is sent over SMTP (${smtp.host}:${String(smtp.port)}).</p>`
-    : html`<p class="notice" id="mail-transport">No SMTP server is set (<code class="ident">smtp_url</code>): every message is kept in the <a href="/admin/outbox">outbox</a> instead of being sent.</p>`;
+    ? html`<p class="help" id="mail-transport">Mail is sent over SMTP (${smtp.host}:${String(smtp.port)})${where === 'outbox' ? ': new messages are no longer kept here' : ''}.</p>`
+    : html`<p class="notice" id="mail-transport">No SMTP server is set (<code class="ident">smtp_url</code>): every message is kept ${where === 'outbox' ? 'here' : html`in the <a href="/admin/outbox">outbox</a>`} instead of being sent.</p>`;
 }
 
 /** /admin/emails: the member emails with their switches; one page per template to edit, preview and test-send it. */

@@ -35,7 +35,7 @@ export function outboxAdminPages(web: FastifyInstance, services: Services): void
       .offset((pageNo - 1) * PAGE_SIZE)
       .execute();
     const body = html`${adminNav()}
-${mailTransportNotice(services)}
+${mailTransportNotice(services, 'outbox')}
 <div class="card">
   <p class="help" id="outbox-count">${String(total)} message${total === 1 ? '' : 's'} kept${total > PAGE_SIZE ? html`, page ${String(pageNo)} of ${String(pages)}` : ''}.</p>
   ${rows.length === 0
@@ -82,7 +82,7 @@ ${mailTransportNotice(services)}
     : ''}
   <h2>Text</h2><pre id="message-text" style="white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f7f9;padding:.75rem;border-radius:6px">${m.mob_text}</pre>
 </div>`;
-    return sendViewerPage(reply, viewer, m.mob_subject || 'Message', body);
+    return sendViewerPage(reply, viewer, 'Outbox message', body);
   });
 
   web.get('/admin/outbox/:id/html', async (request, reply) => {
