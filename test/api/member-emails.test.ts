@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent, type OutboundEventType } from '../../src/outbound/events.js';
 import { fanOutEmails } from '../../src/outbound/emails/fanout.js';
+import { MemberEmailSender } from '../../src/outbound/emails/sender.js';
 import { saveTemplate } from '../../src/outbound/emails/template-store.js';
 import { DEFAULT_TEMPLATES } from '../../src/outbound/emails/templates.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -111,6 +112,16 @@ describe('member emails', () => {
     expect(m!.mob_html).toContain('Gold &amp; &lt;i&gt;more&lt;/i&gt;');
     expect(m!.mob_html).not.toContain('<b>Eve');
     expect(m!.mob_text).toContain('Hello <b>Eve</b>,');
+  });
+
+  it('sends each email once when two senders (two nodes) work at the same time', async () => {
+    const members = await Promise.all(Array.from({ length: 30 }, () => t.createUser()));
+    for (const m of members) await record('subscription.reactivated', m.userId);
+    const other = new MemberEmailSender({ db: t.services.db, clock: t.clock, settings: t.services.settings, baseUrl: 'https://members.example.org' });
+    const [a, b] = await Promise.all([t.services.memberEmails.sendDue(), other.sendDue()]);
+    expect(a.sent + b.sent).toBe(30);
+    const kept = await t.services.db.selectFrom('mob_mail_outbox').select('mob_to').where('mob_template', '=', 'reactivated').execute();
+    expect(kept.map((r) => r.mob_to).sort()).toEqual(members.map((m) => m.email).sort());
   });
 
   it('reminds of a renewal once per period, renewal_reminder_days before it', async () => {
