@@ -13,3 +13,13 @@ describe('smtp_url', () => {
     for (const bad of ['', 'smtp.example.org', 'http://smtp.example.org', 'smtp://']) expect(parseSmtpUrl(bad)).toBeNull();
   });
 });
+
+describe('the smtp_url setting', () => {
+  it('takes an smtp:// or smtps:// URL, or nothing', async () => {
+    const { settingDefinition, validateSettingValue } = await import('../../src/settings/registry.js');
+    const def = settingDefinition('smtp_url')!;
+    expect(def.secret).toBe(true);
+    for (const ok of ['', 'smtp://u:p@smtp.example.org:587', 'smtps://smtp.example.org']) expect(validateSettingValue(def, ok)).toBe(ok);
+    for (const bad of ['smtp.example.org', 'http://smtp.example.org', 'smtp://host/path']) expect(() => validateSettingValue(def, bad)).toThrow(/smtp:\/\/user:pass@host:587/);
+  });
+});

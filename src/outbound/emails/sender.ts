@@ -7,13 +7,17 @@ import { loadTemplates } from './template-store.js';
 import { isMemberEmailKey, renderEmail, type PlaceholderValues } from './templates.js';
 import { retryDelayMs } from './retry.js';
 
+export interface SenderLog {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
 export interface MemberEmailSenderDeps {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
   /** BASE_URL: the links in the emails. */
   baseUrl: string;
-  log?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Jitter of the retry delays (tests pin it). */
   random?: (below: number) => number;
 }
@@ -43,15 +47,18 @@ type Claimed = { id: number; template: string; userId: number; to: string; attem
 export class MemberEmailSender {
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<unknown> | undefined;
+  private log: SenderLog | undefined;
 
   constructor(private readonly deps: MemberEmailSenderDeps) {}
 
-  start(): void {
+  /** Starts the worker (the server process of each node); failures are logged to `log`. */
+  start(log?: SenderLog): void {
     if (this.timer) return;
+    this.log = log;
     this.timer = setInterval(() => {
       if (this.round) return;
       this.round = this.sendDue()
-        .catch((err) => this.deps.log?.error({ err }, 'member emails: sending round failed'))
+        .catch((err) => this.log?.error({ err }, 'member emails: sending round failed'))
         .finally(() => (this.round = undefined));
     }, POLL_MS);
     this.timer.unref();
@@ -134,7 +141,7 @@ export class MemberEmailSender {
     } catch (err) {
       const delay = retryDelayMs(email.attempts, this.deps.random);
       const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
-      this.deps.log?.warn({ err, email: email.id, template: email.template, attempts: email.attempts }, 'member email: sending failed');
+      this.log?.warn({ err, email: email.id, template: email.template, attempts: email.attempts }, 'member email: sending failed');
       if (delay === null) {
         await this.finish(db, email.id, 'failed', error);
         return 'failed';
