@@ -20,6 +20,7 @@ import type { VerificationCache } from './accounts/auth/verification-cache.js';
 import type { VaultParts } from './accounts/vault/parts.js';
 import type { PasskeyVetoes } from './accounts/passkeys/vetoes.js';
 import type { DriveStorage } from './drive/storage.js';
+import type { MemberEmailSender } from './outbound/emails/sender.js';
 
 // The doors' bag: what a request handler or a command may reach. It is composed once per process (or per
 // test app) by src/boot/compose.ts. Code below the doors never takes it: a function there declares the
@@ -69,5 +70,7 @@ export interface Services {
   passkeyVetoes: PasskeyVetoes;
   /** Where Drive keeps bytes, opened once at start. */
   driveStorage: DriveStorage;
+  /** Sends queued member emails (DESIGN 15); its worker runs in the server process of every node. */
+  memberEmails: MemberEmailSender;
   close(): Promise<void>;
 }

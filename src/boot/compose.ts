@@ -25,6 +25,7 @@ import type { PasskeyVetoes } from '../accounts/passkeys/vetoes.js';
 import { openDriveStorage } from '../drive/storage.js';
 import { resealDriveContent } from '../drive/sealed-files.js';
 import { DatabaseVaultWindowStore, RedisVaultWindowStore, type VaultWindowStore } from '../accounts/vault/window-store.js';
+import { MemberEmailSender } from '../outbound/emails/sender.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
@@ -111,8 +112,10 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   feed?.start();
   const vaultWindowStore =
     opts.vaultWindowStore ?? (opts.config.redisUrl ? new RedisVaultWindowStore(opts.config.redisUrl, clock) : new DatabaseVaultWindowStore(clock));
+  const memberEmails = new MemberEmailSender({ db, clock, settings, baseUrl: opts.config.baseUrl });
   return {
     ...partial,
+    memberEmails,
     scheduler,
     tiers,
     store,
@@ -129,6 +132,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
       forgetOnWrite?.();
       await feed?.stop();
       await scheduler.stop();
+      await memberEmails.stop();
       await requestLog.stop();
       await rateLimitStore.close();
       await vaultWindowStore.close();

@@ -147,6 +147,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     await app.listen({ host: config.host, port: config.port });
     services.requestLog.start();
     services.scheduler.start();
+    services.memberEmails.start(app.log);
     // Plugins' listeners (the mailbox's SMTP receiver): in the server process only.
     const stopPlugins = await startPlugins(await pluginModules(), services);
     teardown.add(stopPlugins);

@@ -192,6 +192,38 @@ export interface MailOutboxTable {
   mob_text: string;
   mob_template: Nullable<string>;
   mob_create_time: GeneratedTimestamp;
+  /** The HTML part, when the message has one (0039). */
+  mob_html: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A member email template's edits (0039): the defaults are in src/outbound/emails/templates.ts. */
+export interface MemberEmailTemplatesTable {
+  met_key: string;
+  met_subject: string;
+  met_body: string;
+  met_active: boolean;
+  met_update_time: GeneratedTimestamp;
+}
+
+export type MemberEmailStatus = 'pending' | 'sent' | 'skipped' | 'failed';
+
+/** One member email to send (0039): at most one per (source, template, recipient). */
+export interface MemberEmailsTable {
+  mem_member_email_id: Generated<number>;
+  /** The outbound event's uid, or `renewal:{order item}:{period end}` for the renewal reminder. */
+  mem_source: string;
+  mem_template: string;
+  mem_usr_user_id: number;
+  mem_to: string;
+  mem_obe_outbound_event_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Placeholder values of an email that has no event (the renewal reminder). */
+  mem_data: ColumnType<unknown, string | null | undefined, string | null>;
+  mem_status: ColumnType<MemberEmailStatus, MemberEmailStatus | undefined, MemberEmailStatus>;
+  mem_attempts: Generated<number>;
+  mem_next_attempt_time: Timestamp;
+  mem_last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  mem_sent_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  mem_create_time: GeneratedTimestamp;
 }
 
 export interface OutboundEventsTable {
@@ -616,6 +648,8 @@ export interface DB {
   aik_api_idempotency_keys: ApiIdempotencyKeysTable;
   act_activation_codes: ActivationCodesTable;
   mob_mail_outbox: MailOutboxTable;
+  met_member_email_templates: MemberEmailTemplatesTable;
+  mem_member_emails: MemberEmailsTable;
   obe_outbound_events: OutboundEventsTable;
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;

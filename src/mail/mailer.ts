@@ -8,6 +8,8 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  /** An HTML alternative of the text (member emails); sent as multipart/alternative and kept in the outbox. */
+  html?: string;
   /** A short name of what kind of mail this is (password_reset, welcome); kept with outbox rows. */
   template?: string;
   /** The sender address when not the service's mail_from_address (a member's mailbox). */
@@ -24,7 +26,7 @@ export interface Mailer {
   send(message: MailMessage): Promise<void>;
 }
 
-/** Used while no SMTP host is configured: the message is kept in mob_mail_outbox (tests read it there). */
+/** Used while no SMTP server is configured: the message is kept in mob_mail_outbox (tests read it there). */
 export class OutboxMailer implements Mailer {
   constructor(
     private readonly db: Kysely<DB>,
@@ -40,6 +42,7 @@ export class OutboxMailer implements Mailer {
         mob_from: message.from ?? this.from,
         mob_subject: message.subject,
         mob_text: message.text,
+        mob_html: message.html ?? null,
         mob_template: message.template ?? null,
         mob_create_time: this.clock.now(),
       })
@@ -53,6 +56,30 @@ export interface SmtpOptions {
   user: string;
   password: string;
   from: string;
+  /** TLS from the first byte (smtps:// or port 465); otherwise STARTTLS when offered. */
+  secure: boolean;
+}
+
+/**
+ * Reads `smtp_url` (smtp://user:pass@host:587, smtps://user:pass@host:465; user and password
+ * percent-encoded). Null when it is not a usable SMTP URL.
+ */
+export function parseSmtpUrl(value: string): Omit<SmtpOptions, 'from'> | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') return null;
+  const secure = url.protocol === 'smtps:';
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    secure,
+  };
 }
 
 export class SmtpMailer implements Mailer {
@@ -63,7 +90,7 @@ export class SmtpMailer implements Mailer {
       host: options.host,
       port: options.port,
       // Port 465 speaks TLS from the first byte; other ports upgrade with STARTTLS when offered.
-      secure: options.port === 465,
+      secure: options.secure,
       ...(options.user ? { auth: { user: options.user, pass: options.password } } : {}),
     });
   }
@@ -74,6 +101,7 @@ export class SmtpMailer implements Mailer {
       to: message.to,
       subject: message.subject,
       text: message.text,
+      ...(message.html !== undefined ? { html: message.html } : {}),
       ...(message.attachments ? { attachments: message.attachments } : {}),
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.inReplyTo ? { inReplyTo: message.inReplyTo, references: message.inReplyTo } : {}),
@@ -82,18 +110,30 @@ export class SmtpMailer implements Mailer {
 
   sameAs(o: SmtpOptions): boolean {
     const a = this.options;
-    return a.host === o.host && a.port === o.port && a.user === o.user && a.password === o.password && a.from === o.from;
+    return a.host === o.host && a.port === o.port && a.user === o.user && a.password === o.password && a.from === o.from && a.secure === o.secure;
   }
 }
 
 let cachedSmtp: SmtpMailer | undefined;
 
-/** SMTP when smtp_host is set, else the outbox; read at send time so a settings change applies at once. */
-export function mailerFromSettings(settings: Settings, db: Kysely<DB>, clock: Clock): Mailer {
+/** The SMTP server the settings name: `smtp_url` when set, else `smtp_host` & co; null keeps mail in the outbox. */
+export function smtpOptionsFromSettings(settings: Settings): SmtpOptions | null {
   const from = settings.string('mail_from_address');
+  const url = settings.string('smtp_url');
+  if (url !== '') {
+    const parsed = parseSmtpUrl(url);
+    return parsed ? { ...parsed, from } : null;
+  }
   const host = settings.string('smtp_host');
-  if (host === '') return new OutboxMailer(db, clock, from);
-  const options: SmtpOptions = { host, port: settings.int('smtp_port'), user: settings.string('smtp_user'), password: settings.string('smtp_password'), from };
+  if (host === '') return null;
+  const port = settings.int('smtp_port');
+  return { host, port, user: settings.string('smtp_user'), password: settings.string('smtp_password'), from, secure: port === 465 };
+}
+
+/** SMTP when smtp_url (or smtp_host) is set, else the outbox; read at send time so a settings change applies at once. */
+export function mailerFromSettings(settings: Settings, db: Kysely<DB>, clock: Clock): Mailer {
+  const options = smtpOptionsFromSettings(settings);
+  if (!options) return new OutboxMailer(db, clock, settings.string('mail_from_address'));
   if (!cachedSmtp?.sameAs(options)) cachedSmtp = new SmtpMailer(options);
   return cachedSmtp;
 }

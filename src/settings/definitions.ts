@@ -98,10 +98,14 @@ export const settingDefinitions: SettingDefinition[] = [
   str('android_store_oidc_certs_url', 'Where the Pub/Sub push token signing certificates are fetched (key id to PEM)', { def: 'https://www.googleapis.com/oauth2/v1/certs' }),
   str('android_store_token_url', 'OAuth token endpoint for the Play Developer API service account', { def: 'https://oauth2.googleapis.com/token' }),
   // Mail
-  str('smtp_host', 'SMTP host; empty keeps outgoing mail in the outbox table'),
+  { name: 'smtp_url', type: 'string', default: '', secret: true, pattern: /^(|smtps?:\/\/[^\s/]+(:\d+)?\/?)$/, patternHint: 'smtp://user:pass@host:587 or smtps://user:pass@host:465', description: 'SMTP server as smtp://user:pass@host:587 (smtps:// for TLS from the start; user and password percent-encoded); takes precedence over smtp_host. With neither, outgoing mail is kept in the outbox (/admin/outbox)' },
+  str('smtp_host', 'SMTP host (when smtp_url is empty); empty keeps outgoing mail in the outbox table'),
   int('smtp_port', 587, 'SMTP port', 1, 65535),
   str('smtp_user', 'SMTP user'),
   str('smtp_password', 'SMTP password', { secret: true }),
   str('mail_from_address', 'From address of outgoing mail', { def: 'no-reply@localhost' }),
   str('site_name', 'Site name shown in pages and mail', { def: 'Gatehouse' }),
+  // Member emails (DESIGN 15; templates on /admin/emails)
+  bool('email_welcome_active', false, 'Mail a welcome to every new member (member.created: registration, admin-created and imported members); off, self-registration still sends its own short welcome'),
+  int('renewal_reminder_days', 7, 'Remind members this many days before an auto-renewing subscription renews; 0 turns the reminder off', 0, 365),
 ];

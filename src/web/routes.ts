@@ -20,6 +20,8 @@ import { tierMembersPage } from './pages/admin/tier-members.js';
 import { memberAdminPage } from './pages/admin/member.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
+import { memberEmailsAdminPages } from './pages/admin/emails.js';
+import { outboxAdminPages } from './pages/admin/outbox.js';
 import { pricingPage } from './pages/pricing.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
@@ -80,6 +82,8 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   drivePage(web, services);
   driveFilePages(web, services);
   dashboardPage(web, services);
+  memberEmailsAdminPages(web, services);
+  outboxAdminPages(web, services);
   pricingPage(web, services);
 
   // A plugin's pages: while it is inactive, the same not-found page as a path that was never a page.

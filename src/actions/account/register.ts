@@ -43,7 +43,8 @@ export default defineAction({
       })
       .where('usr_user_id', '=', userId)
       .execute();
-    mail({
+    // With email_welcome_active on, the welcome is the member email of member.created (DESIGN 15) instead.
+    if (!settings.bool('email_welcome_active')) mail({
       to: input.usr_email,
       subject: `Welcome to ${settings.string('site_name')}`,
       text: `Hello ${input.usr_first_name},\n\nyour account has been created. You can sign in with this email address.\n`,
