@@ -12,6 +12,7 @@ import { purgeIdempotencyKeysTask } from '../actions/purge-idempotency-keys-task
 import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
 import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
+import { postPublicationTask } from '../models/post-publication.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
@@ -26,6 +27,7 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     },
     purgeIdempotencyKeysTask(services.settings),
     subscriptionPeriodEndTask(services.settings),
+    postPublicationTask,
     storeReconcileTask(services),
     purgeDriveChangesTask,
     purgeDriveUploadsTask(services.config),
