@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
+import { inTransaction } from '../tiers/transaction.js';
+import { recordMemberCreated } from './member-events.js';
 import { MIN_PASSWORD_LENGTH, hashSecret } from './passwords.js';
 
 export class UserInputError extends Error {
@@ -37,21 +39,26 @@ export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number
   }
   const firstName = (input.firstName ?? email.split('@')[0] ?? 'User').slice(0, 32);
   if (await findUserIdByEmail(db, email)) throw new UserInputError('email', `a user with email ${email} already exists`);
-  const row = await db
-    .insertInto('usr_users')
-    .values({
-      usr_email: email,
-      usr_first_name: firstName,
-      usr_last_name: input.lastName ?? null,
-      usr_password: await hashSecret(input.password),
-      usr_permission: permission,
-      usr_is_activated: true,
-      usr_create_time: input.now,
-      usr_update_time: input.now,
-    })
-    .returning('usr_user_id')
-    .executeTakeFirstOrThrow();
-  return row.usr_user_id;
+  const hash = await hashSecret(input.password);
+  // member.created is written with the row, in the caller's transaction (or one of its own).
+  return inTransaction(db, async (trx) => {
+    const row = await trx
+      .insertInto('usr_users')
+      .values({
+        usr_email: email,
+        usr_first_name: firstName,
+        usr_last_name: input.lastName ?? null,
+        usr_password: hash,
+        usr_permission: permission,
+        usr_is_activated: true,
+        usr_create_time: input.now,
+        usr_update_time: input.now,
+      })
+      .returning('usr_user_id')
+      .executeTakeFirstOrThrow();
+    await recordMemberCreated(trx, { now: () => input.now, nowMs: () => input.now.getTime() }, row.usr_user_id);
+    return row.usr_user_id;
+  });
 }
 
 export async function findUserIdByEmail(db: Kysely<DB>, email: string): Promise<number | undefined> {

@@ -13,6 +13,7 @@ import { purgeIdempotencyKeysTask } from '../actions/purge-idempotency-keys-task
 import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
 import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
+import { postPublicationTask } from '../models/post-publication.js';
 import { renewalReminderTask } from '../outbound/emails/renewal-reminder-task.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
@@ -28,6 +29,7 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     },
     purgeIdempotencyKeysTask(services.settings),
     subscriptionPeriodEndTask(services.settings),
+    postPublicationTask,
     renewalReminderTask(services.settings),
     storeReconcileTask(services),
     purgeDriveChangesTask,

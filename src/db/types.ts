@@ -226,6 +226,14 @@ export interface MemberEmailsTable {
   mem_create_time: GeneratedTimestamp;
 }
 
+/** One row per post whose post.published event was written (0037). */
+export interface PostPublicationEventsTable {
+  ppe_pst_post_id: number;
+  ppe_obe_uid: Nullable<string>;
+  ppe_published_time: Nullable<Timestamp>;
+  ppe_create_time: GeneratedTimestamp;
+}
+
 export interface OutboundEventsTable {
   obe_outbound_event_id: Generated<number>;
   obe_uid: string;
@@ -651,6 +659,7 @@ export interface DB {
   met_member_email_templates: MemberEmailTemplatesTable;
   mem_member_emails: MemberEmailsTable;
   obe_outbound_events: OutboundEventsTable;
+  ppe_post_publication_events: PostPublicationEventsTable;
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;
   dvl_device_links: DeviceLinksTable;

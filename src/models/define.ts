@@ -170,6 +170,11 @@ export interface ModelDeclaration {
   createNew?: (input: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<number>;
   /** Called with sanitized input before an update is written (e.g. validate jsonb, rename dependants). */
   beforeUpdate?: (stored: Row, changes: Row, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<void>;
+  /**
+   * Called in the write's transaction after a CRUD create, update or delete (the row before, null on a
+   * create, and after): writes what goes with the change, e.g. its outbound event (DESIGN 15).
+   */
+  afterWrite?: (write: { op: 'create' | 'update' | 'delete'; id: number; before: Row | null; after: Row }, ctx: ModelContext & { trx: Kysely<DB> }) => Promise<void>;
   /** Declared collection filters by query parameter name. */
   filters?: Record<string, CollectionFilter>;
   /**

@@ -1,5 +1,6 @@
 import { maxVisibleTierLevel, publishedPost, publishedPostRow, staffOnly, standardTimes } from './common.js';
 import { col, defineModel } from './define.js';
+import { recordPostPublication } from './post-publication.js';
 
 // pst_usr_user_id is the author (stamped from the caller on POST); writes are staff-only all the same.
 export const Post = defineModel({
@@ -31,4 +32,8 @@ export const Post = defineModel({
   viewableTimes: ['pst_published_time'],
   gate: { minLevel: 'pst_tier_min_level', publicAfterHours: 'pst_tier_public_after_hours', publishedTime: 'pst_published_time', body: ['pst_body'] },
   filters: { max_visible_tier_level: maxVisibleTierLevel('pst_tier_min_level') },
+  // post.published when a write makes the post visible to readers (a later publish time: the task's).
+  afterWrite: async ({ op, id }, ctx) => {
+    if (op !== 'delete') await recordPostPublication(ctx.trx, ctx.clock, id);
+  },
 });

@@ -1,4 +1,5 @@
 import { mayActOn } from '../accounts/authority.js';
+import { recordMemberCreated, recordMemberDeleted, recordMemberUpdated } from '../accounts/member-events.js';
 import { authError } from '../http/errors.js';
 import { col, defineModel, type RecordCheck } from './define.js';
 
@@ -106,5 +107,11 @@ export const User = defineModel({
     if (changes.usr_email.toLowerCase() === String(stored.usr_email ?? '').toLowerCase()) return;
     changes.usr_email_is_verified = false;
     changes.usr_email_is_verified_time = null;
+  },
+  // member.created, .updated (with previous values) and .deleted, in the CRUD write's transaction.
+  afterWrite: async ({ op, id, before }, ctx) => {
+    if (op === 'create') await recordMemberCreated(ctx.trx, ctx.clock, id);
+    else if (op === 'update') await recordMemberUpdated(ctx.trx, ctx.clock, id, before ?? {});
+    else await recordMemberDeleted(ctx.trx, ctx.clock, id, before ?? {});
   },
 });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB, SubscriptionStatus } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
+import { formatTimestamp } from '../lib/time.js';
 import { recordSubscriptionStatusChange, recordTierChange } from '../tiers/change-tracking.js';
 import { TierInputError } from '../tiers/errors.js';
 import type { GrantOutcome, TierMembershipService } from '../tiers/membership.js';
@@ -22,6 +23,7 @@ import {
   type OrderItemRow,
   type StoreProduct,
 } from './orders.js';
+import { orderOfItem, planChangeKind, recordOrderPaid, recordSubscriptionEvent } from './outbound-events.js';
 import { recordSubscriptionPayment } from './payments.js';
 import { eventReferences, keepPendingEvent, markPendingApplied, openPendingEvents, type PendingEvent } from './pending-events.js';
 
@@ -195,6 +197,8 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
 
   let itemId: number;
   let wasBearing: boolean;
+  // Our checkout's pending order, or a purchase we had not recorded: the order is paid now (order.paid).
+  let paidOrderId: number | null = null;
   if (found && ev.replaces && ev.reference && found.odi_subscription_reference === ev.replaces) {
     // The store replaced the subscription (a plan change): the item goes on under the new reference.
     await trx.updateTable('odi_order_items').set({ odi_subscription_reference: ev.reference }).where('odi_order_item_id', '=', found.odi_order_item_id).execute();
@@ -204,6 +208,7 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
     wasBearing = bearsTier(found) && found.odi_subscription_status !== null;
     if (found.odi_subscription_reference === null) {
       await completeCheckoutOrder(trx, ev, found, now);
+      paidOrderId = found.odi_ord_order_id;
       await registerPaidEvents(trx, found.odi_ord_order_id, userId, now);
     }
   } else {
@@ -218,6 +223,7 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
       payment: ev.source === 'card_processor' ? ev.payment : undefined,
     });
     wasBearing = false;
+    paidOrderId = await orderOfItem(trx, itemId);
   }
 
   const replaced = found?.odi_subscription_status === 'replaced';
@@ -249,6 +255,7 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
     .execute();
 
   await recordPeriodPayment(trx, ev, { itemId, found, product, now });
+  await recordGrantEvents(trx, deps, ev, { itemId, found, product, paidOrderId, becomesActive, recovering, productChanged });
   if (recovering && becomesActive) {
     await recordSubscriptionStatusChange(trx, {
       orderItemId: itemId,
@@ -264,6 +271,36 @@ async function grant(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, found
     ? { outcome: 'superseded', orderItemId: itemId, by: endedBy.event.kind }
     : await grantTier(trx, deps, ev, { userId, product, itemId, found, wasBearing, replaced, productChanged, now, recovering });
   return [outcome, ...(await applyPending(trx, deps, pending, itemId))];
+}
+
+/**
+ * The outbound events of a purchase, renewal, recovery or product change (DESIGN 15), each once per real
+ * transition (a duplicate provider delivery never gets here): order.paid and subscription.created for a
+ * new order, subscription.renewed when the paid period moved on, .recovered out of a billing issue, and
+ * .changed when the subscription now pays for another product.
+ */
+async function recordGrantEvents(
+  trx: Kysely<DB>,
+  deps: ProcessorDeps,
+  ev: StoreEvent,
+  g: { itemId: number; found: OrderItemRow | undefined; product: StoreProduct; paidOrderId: number | null; becomesActive: boolean; recovering: boolean; productChanged: boolean },
+): Promise<void> {
+  const { clock } = deps;
+  const extra = { provider_event: ev.kind };
+  if (g.paidOrderId !== null) await recordOrderPaid(trx, clock, g.paidOrderId);
+  if (!g.becomesActive) return;
+  if (g.paidOrderId !== null) await recordSubscriptionEvent(trx, clock, 'subscription.created', g.itemId, extra);
+  const previousEnd = g.found?.odi_subscription_period_end ?? null;
+  const periodMovedOn = ev.periodEnd === null || previousEnd === null || ev.periodEnd.getTime() > previousEnd.getTime();
+  if (g.found && g.paidOrderId === null && g.recovering) {
+    await recordSubscriptionEvent(trx, clock, 'subscription.recovered', g.itemId, { ...extra, previous_status: g.found.odi_subscription_status });
+  } else if (g.found && g.paidOrderId === null && ev.kind === 'renewal' && periodMovedOn) {
+    await recordSubscriptionEvent(trx, clock, 'subscription.renewed', g.itemId, { ...extra, previous_period_end: previousEnd ? formatTimestamp(previousEnd) : null });
+  }
+  if (g.found && g.productChanged) {
+    const change = await planChangeKind(trx, g.found.odi_pro_product_id, g.product.productId);
+    await recordSubscriptionEvent(trx, clock, 'subscription.changed', g.itemId, { ...extra, change, previous_product_id: g.found.odi_pro_product_id });
+  }
 }
 
 /** The pending events of a subscription whose purchase has arrived, applied in provider-time order. */
@@ -513,6 +550,11 @@ async function setCancellation(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEv
   if (live && bearsTier(item) && item.odi_usr_user_id !== null && (status === 'active' || status === 'cancelled')) {
     await deps.membership.setSubscriptionStatus(item.odi_usr_user_id, status);
   }
+  if (status === 'cancelled' && item.odi_subscription_status !== 'cancelled') {
+    await recordSubscriptionEvent(trx, deps.clock, 'subscription.cancel_scheduled', item.odi_order_item_id, { provider_event: ev.kind });
+  } else if (status === 'active' && item.odi_subscription_status === 'cancelled') {
+    await recordSubscriptionEvent(trx, deps.clock, 'subscription.reactivated', item.odi_order_item_id, { provider_event: ev.kind });
+  }
   return { outcome: 'status_changed', orderItemId: item.odi_order_item_id, status };
 }
 
@@ -539,6 +581,10 @@ async function remove(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, item
       .set({ ord_refund_time: ev.eventTime, ord_refund_amount: ev.amount ?? null, ord_update_time: now })
       .where('ord_order_id', '=', item.odi_ord_order_id)
       .execute();
+  }
+  if (status !== item.odi_subscription_status && (status === 'refunded' || status === 'expired')) {
+    const extra = status === 'refunded' ? { refund_amount: ev.amount ?? null } : { cause: ev.kind === 'cancellation' ? 'cancellation' : 'expiry' };
+    await recordSubscriptionEvent(trx, deps.clock, status === 'refunded' ? 'subscription.refunded' : 'subscription.expired', item.odi_order_item_id, { provider_event: ev.kind, ...extra });
   }
   if (!bearing || item.odi_usr_user_id === null) return { outcome: 'not_tier_bearing', orderItemId: item.odi_order_item_id, status: item.odi_subscription_status };
   const reason = ev.kind === 'refund' ? 'refund' : ev.kind === 'cancellation' ? 'cancellation' : 'expiry';
@@ -593,6 +639,11 @@ async function enterGrace(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, 
       at: now,
       metadata: { ...describe(ev), grace_until: graceUntil?.toISOString() ?? null },
     });
+    await recordSubscriptionEvent(trx, deps.clock, 'subscription.billing_issue', item.odi_order_item_id, {
+      provider_event: ev.kind,
+      previous_status: from,
+      grace_until: graceUntil ? formatTimestamp(graceUntil) : null,
+    });
   }
   return { outcome: 'status_changed', orderItemId: item.odi_order_item_id, status: 'in_grace' };
 }
@@ -627,6 +678,11 @@ async function suspend(trx: Kysely<DB>, deps: ProcessorDeps, ev: StoreEvent, ite
       reason: to,
       at: now,
       metadata: { ...describe(ev), ...(to === 'paused' ? { resume_time: ev.resumeTime?.toISOString() ?? null } : {}) },
+    });
+    await recordSubscriptionEvent(trx, deps.clock, to === 'paused' ? 'subscription.paused' : 'subscription.on_hold', item.odi_order_item_id, {
+      provider_event: ev.kind,
+      previous_status: from,
+      ...(to === 'paused' ? { resume_time: ev.resumeTime ? formatTimestamp(ev.resumeTime) : null } : {}),
     });
   }
   const bearing = bearsTier(item) && (from === 'active' || from === 'in_grace');

@@ -3,6 +3,7 @@ import type { AssignmentMethod, DB, MembershipSubscriptionStatus } from '../db/t
 import type { Clock } from '../lib/clock.js';
 import { recordTierChange, type ChangeReference, type TierChangeReason } from './change-tracking.js';
 import { TierInputError } from './errors.js';
+import { recordTierGranted, recordTierRemoved, tierHow } from './tier-events.js';
 import { inTransaction } from './transaction.js';
 
 /** The four billing sources of the contract; all use the one grant path and the one removal path. */
@@ -156,6 +157,7 @@ export class TierMembershipService {
           new_level: target.sbt_tier_level,
         }),
       });
+      await recordTierGranted(trx, this.clock, { userId, tier: target, previous: current, how: tierHow(this.note, 'purchase'), source, productId: p.productId, reference });
       return current
         ? { outcome: 'moved', fromTierId: current.sbt_subscription_tier_id, tierId: target.sbt_subscription_tier_id }
         : { outcome: 'joined', tierId: target.sbt_subscription_tier_id };
@@ -191,6 +193,7 @@ export class TierMembershipService {
           reason,
           metadata: { ...(opts.source ? { source: opts.source } : {}), event: reason, old_tier: m.sbt_name, new_tier: null, old_level: m.sbt_tier_level, new_level: null, ...this.note },
         });
+        await recordTierRemoved(trx, this.clock, { userId, tier: m, cause: reason, how: tierHow(this.note, 'purchase'), source: opts.source ?? null, reference });
       }
       return { removedTierIds: memberships.map((m) => m.sbt_subscription_tier_id) };
     });
@@ -235,6 +238,9 @@ export class TierMembershipService {
           new_level: target?.sbt_tier_level ?? null,
         },
       });
+      const how = tierHow(this.note, 'manual');
+      if (!same && target) await recordTierGranted(trx, this.clock, { userId, tier: target, previous: current, how, source: null, productId: null, reference: null });
+      if (!same && !target && current) await recordTierRemoved(trx, this.clock, { userId, tier: current, cause: 'manual', how, source: null, reference: null });
       return { tierId: target?.sbt_subscription_tier_id ?? null, previousTierId: current?.sbt_subscription_tier_id ?? null };
     });
   }
@@ -296,6 +302,7 @@ export class TierMembershipService {
           new_level: target.sbt_tier_level,
         },
       });
+      await recordTierGranted(trx, this.clock, { userId, tier: target, previous: current, how: tierHow(this.note, 'purchase'), source, productId: p.productId, reference });
       return { fromTierId: current?.sbt_subscription_tier_id ?? null, tierId: target.sbt_subscription_tier_id };
     });
   }

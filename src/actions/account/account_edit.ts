@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction, type FormUser } from '../define.js';
@@ -76,6 +77,7 @@ export default defineAction({
       if (taken) errors.usr_email = 'is already used by another account';
     }
     if (Object.keys(errors).length > 0) throw validationError(errors);
+    const before = await memberBefore(db, me.usr_user_id);
 
     // The check above can race another account taking the address; the unique index has the last word.
     const updated = await db
@@ -99,6 +101,7 @@ export default defineAction({
         if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw validationError({ usr_email: 'is already used by another account' });
         throw e;
       });
+    await recordMemberUpdated(db, clock, me.usr_user_id, before);
     return { data: { user: profile(updated) }, message: 'Your profile has been saved.' };
   },
   form: ({ user }) => {

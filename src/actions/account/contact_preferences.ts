@@ -1,3 +1,4 @@
+import { memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
 import { defineAction } from '../define.js';
 import { CONTACT_CHANNELS } from './contact.js';
 import { actingUser } from './user.js';
@@ -14,11 +15,13 @@ export default defineAction({
     const me = actingUser(user);
     const channels = CONTACT_CHANNELS.filter((c) => (input.contact_preferences ?? []).includes(c));
     const now = clock.now();
+    const before = await memberBefore(db, me.usr_user_id);
     await db
       .updateTable('usr_users')
       .set({ usr_contact_preferences: channels.join(','), usr_contact_preference_last_changed: now, usr_update_time: now })
       .where('usr_user_id', '=', me.usr_user_id)
       .execute();
+    await recordMemberUpdated(db, clock, me.usr_user_id, before);
     return { data: { contact_preferences: channels, changed_time: now }, message: 'Your contact preferences have been saved.' };
   },
 });

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { TierMembershipService } from '../../tiers/membership.js';
+import { recordSubscriptionEvent } from '../outbound-events.js';
 import { addRefunded, periodPayments, recordSubscriptionPayment, setPaymentReference } from '../payments.js';
 import { atProvider, paymentReferenceOf, planBilling, providerFailure, subscriptionRef, type PlanBilling, type WebBilledSource } from './billing.js';
 import { refundsAcross } from './proration.js';
@@ -87,6 +88,7 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
       .where('odi_order_item_id', '=', sub.orderItemId)
       .execute();
     await new TierMembershipService(ctx.db, ctx.clock).setSubscriptionStatus(ctx.userId, 'cancelled');
+    await recordSubscriptionEvent(ctx.db, ctx.clock, 'subscription.cancel_scheduled', sub.orderItemId, { by: 'member' });
     return {
       order_item_id: sub.orderItemId,
       status: 'cancelled',
@@ -128,6 +130,10 @@ export async function cancelSubscription(ctx: LifecycleContext, orderItemId: num
     .where('odi_order_item_id', '=', sub.orderItemId)
     .execute();
   if (refund !== null) await recordRefund(ctx, sub.orderItemId, refund, now, 'Prorated refund of the unused period on cancellation');
+  await recordSubscriptionEvent(ctx.db, ctx.clock, status === 'refunded' ? 'subscription.refunded' : 'subscription.expired', sub.orderItemId, {
+    by: 'member',
+    ...(status === 'refunded' ? { refund_amount: refund } : { cause: 'cancellation' }),
+  });
   // A second source's purchase (flagged by the store), or one whose grant the upgrade-only rule skipped,
   // never held the tier, so it takes none away.
   if (sub.tier && !sub.sourceConflict && !sub.tierSkipped) await new TierMembershipService(ctx.db, ctx.clock).removeFromAllTiers(ctx.userId, 'cancellation', orderItemRef(sub.orderItemId), { source: sub.source });
@@ -246,5 +252,6 @@ export async function reactivateSubscription(ctx: LifecycleContext, orderItemId:
     .where('odi_order_item_id', '=', sub.orderItemId)
     .execute();
   await new TierMembershipService(ctx.db, ctx.clock).setSubscriptionStatus(ctx.userId, 'active');
+  await recordSubscriptionEvent(ctx.db, ctx.clock, 'subscription.reactivated', sub.orderItemId, { by: 'member' });
   return { order_item_id: sub.orderItemId, status: 'active', renewal_date: formatTimestamp(sub.periodEnd) };
 }

@@ -3,6 +3,7 @@ import type { DB } from '../../db/types.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { TierInputError } from '../../tiers/errors.js';
 import { TierMembershipService } from '../../tiers/membership.js';
+import { recordSubscriptionEvent } from '../outbound-events.js';
 import { periodPayments, recordSubscriptionPayment } from '../payments.js';
 import { atProvider, paymentReferenceOf, planBilling, providerFailure, subscriptionRef, type PlanBilling, type WebBilledSource } from './billing.js';
 import { currentPeriodStart, type LifecycleContext } from './cancel.js';
@@ -136,6 +137,7 @@ export async function changeTier(ctx: LifecycleContext, target: TierChangeTarget
   if (upgrade) await keepPeriodPayment(ctx, sub, billing, ref, periodStart);
   await switchPlan(ctx.db, sub.orderItemId, plan, now);
   await moveTier(ctx, sub, plan, upgrade ? 'upgrade' : 'downgrade');
+  await recordSubscriptionEvent(ctx.db, ctx.clock, 'subscription.changed', sub.orderItemId, { by: 'member', change: upgrade ? 'upgrade' : 'downgrade', previous_product_id: sub.productId });
   // An upgrade is bought now: the prorated difference is charged at once, and that payment recorded.
   const { approvalUrl, charged } = await atProvider(sub.source, () =>
     billing.changePlan(ref, { planRef, productId: plan.productId }, { prorate: true, chargeNow: upgrade }),

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
+import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { TierInputError } from '../../tiers/errors.js';
 import { recordSubscriptionStatusChange } from '../../tiers/change-tracking.js';
 import { TierMembershipService, type BillingSource } from '../../tiers/membership.js';
+import { recordSubscriptionEvent } from '../outbound-events.js';
 import { planBilling, subscriptionRef, type WebBilledSource } from './billing.js';
 import { switchPlan } from './change-tier.js';
 import { readPlanProduct } from './subscriptions.js';
@@ -107,6 +109,7 @@ async function expireCancelled(trx: Kysely<DB>, clock: Clock, id: number): Promi
     .set({ odi_subscription_status: 'expired', odi_update_time: now })
     .where('odi_order_item_id', '=', id)
     .execute();
+  await recordSubscriptionEvent(trx, clock, 'subscription.expired', id, { cause: 'expiry' });
   await removeTierHeldBy(trx, clock, id, item, 'expiry');
   const source = item.odi_payment_source === 'card_processor' || item.odi_payment_source === 'wallet_provider' ? item.odi_payment_source : null;
   return { source, ref: await subscriptionRef(trx, id) };
@@ -143,6 +146,10 @@ async function endGrace(trx: Kysely<DB>, clock: Clock, id: number): Promise<bool
     reason: 'on_hold',
     at: now,
     metadata: { source: item.odi_payment_source, event: 'grace_expired', grace_until: item.odi_subscription_grace_until?.toISOString() ?? null },
+  });
+  await recordSubscriptionEvent(trx, clock, 'subscription.on_hold', id, {
+    previous_status: 'in_grace',
+    grace_until: item.odi_subscription_grace_until ? formatTimestamp(item.odi_subscription_grace_until) : null,
   });
   await removeTierHeldBy(trx, clock, id, item, 'on_hold');
   return true;
@@ -217,7 +224,9 @@ async function applyScheduledDowngrade(trx: Kysely<DB>, clock: Clock, id: number
   };
   if (!plan?.tier || !plan.tier.live || item.odi_usr_user_id === null || item.odi_payment_source === null) return drop();
   // The provider already bills the lower plan (it was changed when the downgrade was asked for).
+  const previousProductId = await readProductOf(trx, id);
   await switchPlan(trx, id, plan, now);
+  await recordSubscriptionEvent(trx, clock, 'subscription.changed', id, { change: 'downgrade', scheduled: true, previous_product_id: previousProductId });
   try {
     await new TierMembershipService(trx, clock).changeSubscribedTier(
       Number(item.odi_usr_user_id),
@@ -233,4 +242,9 @@ async function applyScheduledDowngrade(trx: Kysely<DB>, clock: Clock, id: number
     throw e;
   }
   return 'applied';
+}
+
+async function readProductOf(trx: Kysely<DB>, id: number): Promise<number> {
+  const row = await lifecycleDb(trx).selectFrom('odi_order_items').select('odi_pro_product_id').where('odi_order_item_id', '=', id).executeTakeFirstOrThrow();
+  return Number(row.odi_pro_product_id);
 }

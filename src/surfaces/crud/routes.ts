@@ -121,7 +121,9 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     const row = await saving(async (trx) => {
       stampTimes(model, values, clock.now(), true);
       const id = model.createNew ? await model.createNew(values, { ...ctx, trx }) : await insertRow(trx, model, values);
-      return loadRow(trx, model, id);
+      const created = await loadRow(trx, model, id);
+      if (created) await model.afterWrite?.({ op: 'create', id, before: null, after: created }, { ...ctx, trx });
+      return created;
     });
     if (!row) throw transactionError(`${model.className} not found`);
     return success(await exportRow(model, row, ctx), `New ${model.className} successful.`);
@@ -159,11 +161,13 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
       await authorizeRecord(model, stored, 'write', ctx);
       if (!deleteColumn) {
         await deleteRow(trx, model, id);
+        await model.afterWrite?.({ op: 'delete', id, before: stored, after: stored }, { ...ctx, trx });
         return stored;
       }
       const changes: Row = { [deleteColumn]: clock.now() };
       stampTimes(model, changes, clock.now(), false);
       await updateRow(trx, model, id, changes);
+      await model.afterWrite?.({ op: 'delete', id, before: stored, after: { ...stored, ...changes } }, { ...ctx, trx });
       return { ...stored, ...changes };
     });
     return success(await exportRow(model, row, ctx), 'Deletion successful.');

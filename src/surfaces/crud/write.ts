@@ -18,4 +18,5 @@ export async function updateRecord(trx: Kysely<DB>, model: Model, id: number, st
   await model.beforeUpdate?.(stored, changes, { ...ctx, trx });
   stampTimes(model, changes, ctx.clock.now(), false);
   await updateRow(trx, model, id, changes);
+  await model.afterWrite?.({ op: 'update', id, before: stored, after: { ...stored, ...changes } }, { ...ctx, trx });
 }
