@@ -13,6 +13,7 @@ import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
 import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
+import { purgeWebhookAttemptsTask } from '../outbound/webhooks/purge-task.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
 export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem }): TaskDefinition[] {
@@ -32,5 +33,6 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     reconcileDriveUsageTask(services.config),
     sealDriveFolderNamesTask,
     backupSiteTask(services),
+    purgeWebhookAttemptsTask,
   ];
 }

@@ -97,6 +97,8 @@ export const settingDefinitions: SettingDefinition[] = [
   int('store_reconcile_hours', 24, 'Reconcile every subscription with its provider every this many hours; 0 turns it off', 0, 24 * 366),
   str('android_store_oidc_certs_url', 'Where the Pub/Sub push token signing certificates are fetched (key id to PEM)', { def: 'https://www.googleapis.com/oauth2/v1/certs' }),
   str('android_store_token_url', 'OAuth token endpoint for the Play Developer API service account', { def: 'https://oauth2.googleapis.com/token' }),
+  // Outbound webhooks (DESIGN 15)
+  bool('webhook_allow_private_targets', false, 'Let webhook endpoints be plain http or resolve to private, loopback or link-local addresses (local receivers and tests only)'),
   // Mail
   str('smtp_host', 'SMTP host; empty keeps outgoing mail in the outbox table'),
   int('smtp_port', 587, 'SMTP port', 1, 65535),
