@@ -20,6 +20,8 @@ export interface ReceiverAnswer {
  */
 export async function startReceiver(fallback: ReceiverAnswer = { status: 200 }) {
   const received: Received[] = [];
+  /** webhook-ids answered with a 2xx. */
+  const answered = new Set<string>();
   const answers: ReceiverAnswer[] = [];
   const open = new Map<string, number>();
   let maxOpenPerId = 0;
@@ -32,11 +34,20 @@ export async function startReceiver(fallback: ReceiverAnswer = { status: 200 }) 
       open.set(id, (open.get(id) ?? 0) + 1);
       maxOpenPerId = Math.max(maxOpenPerId, open.get(id)!);
       received.push({ headers, body: Buffer.concat(chunks).toString('utf8') });
+      // Open until answered or until the sender hangs up (a killed server's connection closes).
+      let closed = false;
+      const close = () => {
+        if (!closed) open.set(id, open.get(id)! - 1);
+        closed = true;
+      };
+      res.on('close', close);
       const answer = answers.shift() ?? fallback;
       if (answer.wait) await answer.wait;
-      open.set(id, open.get(id)! - 1);
+      if (closed) return;
+      close();
       res.writeHead(answer.status, answer.headers ?? {});
       res.end(answer.body ?? 'ok');
+      if (answer.status >= 200 && answer.status < 300) answered.add(id);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -45,6 +56,7 @@ export async function startReceiver(fallback: ReceiverAnswer = { status: 200 }) 
     url: `http://127.0.0.1:${port}/hook`,
     port,
     received,
+    answered,
     /** Answers for the next requests, in order. */
     answer(...a: ReceiverAnswer[]) {
       answers.push(...a);
