@@ -66,7 +66,7 @@ describeBrowser('browser: the /admin/webhooks page', () => {
     await phone.screenshot({ path: path.join(SCREENSHOT_DIR, 'admin-webhooks-phone.png'), fullPage: true });
     await phone.goto(page.url());
     await phone.screenshot({ path: path.join(SCREENSHOT_DIR, 'admin-webhook-log-phone.png'), fullPage: true });
-    const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+    const width = await phone.evaluate('document.documentElement.scrollWidth');
     expect(width).toBeLessThanOrEqual(390);
   });
 
