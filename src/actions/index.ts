@@ -25,6 +25,7 @@ import survey from './surveys/survey.js';
 import { passkeyActions } from './passkeys/index.js';
 import { vaultActions } from './vault/index.js';
 import { driveManageActions, driveUploadActions } from './drive/index.js';
+import { webhookActions } from './webhooks/index.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -56,6 +57,7 @@ export const coreActions: Action[] = [
   ...driveUploadActions,
   ...passkeyActions,
   ...vaultActions,
+  ...webhookActions,
 ];
 
 /**

@@ -25,6 +25,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   tier: { usage: USAGE.tier, load: async () => (await import('../cli/tier.js')).tierCommand },
   backup: { usage: USAGE.backup, load: async () => (await import('../cli/backup.js')).backupCommand },
   store: { usage: USAGE.store, load: async () => (await import('../cli/store.js')).storeCommand },
+  webhook: { usage: USAGE.webhook, load: async () => (await import('../cli/webhook.js')).webhookCommand },
 };
 
 export const EXIT_OK = 0;

@@ -18,6 +18,7 @@ import { takeBackup } from '../backups/take.js';
 import { pluginModules, startPlugins } from './plugins.js';
 import type { Services } from '../services.js';
 import { createServices } from './compose.js';
+import { WebhookWorker } from '../outbound/webhooks/worker.js';
 import { devBanner, initialAdminNote, startLine, type StartNotes } from './start-banner.js';
 
 export interface ServeOptions {
@@ -148,6 +149,10 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     services.requestLog.start();
     services.scheduler.start();
     services.memberEmails.start(app.log);
+    // Outbound webhooks go out from every node, within a second of being due (DESIGN 15).
+    const webhooks = new WebhookWorker({ db: services.db, clock: services.clock, settings: services.settings, log: app.log });
+    webhooks.start();
+    teardown.add(() => webhooks.stop());
     // Plugins' listeners (the mailbox's SMTP receiver): in the server process only.
     const stopPlugins = await startPlugins(await pluginModules(), services);
     teardown.add(stopPlugins);

@@ -16,6 +16,7 @@ import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js
 import { postPublicationTask } from '../models/post-publication.js';
 import { renewalReminderTask } from '../outbound/emails/renewal-reminder-task.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
+import { purgeWebhookAttemptsTask } from '../outbound/webhooks/purge-task.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
 export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem; driveStorage: DriveStorage }): TaskDefinition[] {
@@ -37,5 +38,6 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     reconcileDriveUsageTask(services.driveStorage),
     sealDriveFolderNamesTask,
     backupSiteTask(services),
+    purgeWebhookAttemptsTask,
   ];
 }

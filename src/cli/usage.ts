@@ -13,6 +13,11 @@ export const USAGE = {
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
   backup: ['gatehouse backup create', 'gatehouse backup restore FILE'],
   store: ['gatehouse store unresolved', 'gatehouse store replay --event-id ID [--source SOURCE]', 'gatehouse store reconcile [--user-id N] [--source SOURCE] [--dry-run]'],
+  webhook: [
+    'gatehouse webhook list',
+    'gatehouse webhook create --url URL [--description S] [--event-type TYPE ...] [--disabled]',
+    'gatehouse webhook redeliver --event-id ID [--endpoint-id N] | --endpoint-id N --since T',
+  ],
 } as const;
 
 /** The usage of a group as one message: `usage: first\n       second`. */

@@ -234,6 +234,61 @@ export interface PostPublicationEventsTable {
   ppe_create_time: GeneratedTimestamp;
 }
 
+/** The key that seals webhook endpoint secrets at rest (one row, created on first use). */
+export interface WebhookKeysTable {
+  whk_webhook_key_id: number;
+  whk_key: string;
+  whk_create_time: GeneratedTimestamp;
+}
+
+export interface WebhookEndpointsTable {
+  whe_webhook_endpoint_id: Generated<number>;
+  whe_url: string;
+  whe_description: Generated<string>;
+  /** The event types sent to it; empty: every type. */
+  whe_event_types: Json<string[]>;
+  whe_enabled: Generated<boolean>;
+  /** `whsec_...` sealed with whk_webhook_keys; never exported. */
+  whe_secret_sealed: string;
+  /** The secret before the last rotation, still signing until whe_previous_secret_expires_time. */
+  whe_previous_secret_sealed: Opt<string>;
+  whe_previous_secret_expires_time: OptTime;
+  /** Since when every attempt has failed (null after a success). */
+  whe_failing_since_time: OptTime;
+  /** Why it was disabled: gone (410), failing (5 days), or manual. */
+  whe_disabled_reason: Opt<string>;
+  whe_create_time: GeneratedTimestamp;
+  whe_update_time: GeneratedTimestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  whd_webhook_delivery_id: Generated<number>;
+  whd_obe_outbound_event_id: number;
+  whd_whe_webhook_endpoint_id: number;
+  /** pending, succeeded or failed (the schedule ran out). */
+  whd_status: Generated<string>;
+  whd_attempt_count: Generated<number>;
+  /** When it is due; a worker's claim moves it a lease ahead, so a crashed worker's claim comes due again. */
+  whd_next_attempt_time: Date | string;
+  whd_claim_token: Opt<string>;
+  whd_last_attempt_time: OptTime;
+  whd_last_status_code: Opt<number>;
+  whd_create_time: GeneratedTimestamp;
+  whd_update_time: GeneratedTimestamp;
+}
+
+export interface WebhookAttemptsTable {
+  wha_webhook_attempt_id: Generated<number>;
+  wha_whd_webhook_delivery_id: number;
+  wha_whe_webhook_endpoint_id: number;
+  wha_attempt_time: Date | string;
+  wha_status_code: Opt<number>;
+  wha_duration_ms: number;
+  /** The first 1 KB of the answer. */
+  wha_response_body: Opt<string>;
+  wha_error: Opt<string>;
+}
+
 export interface OutboundEventsTable {
   obe_outbound_event_id: Generated<number>;
   obe_uid: string;
@@ -660,6 +715,10 @@ export interface DB {
   mem_member_emails: MemberEmailsTable;
   obe_outbound_events: OutboundEventsTable;
   ppe_post_publication_events: PostPublicationEventsTable;
+  whk_webhook_keys: WebhookKeysTable;
+  whe_webhook_endpoints: WebhookEndpointsTable;
+  whd_webhook_deliveries: WebhookDeliveriesTable;
+  wha_webhook_attempts: WebhookAttemptsTable;
   wss_web_sessions: WebSessionsTable;
   wsb_web_session_bridges: WebSessionBridgesTable;
   dvl_device_links: DeviceLinksTable;

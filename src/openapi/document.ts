@@ -6,6 +6,7 @@ import { DocumentBuilder } from './builder.js';
 import { addCrud } from './crud.js';
 import { addFixedEndpoints, type FixedEndpoint } from './endpoints.js';
 import { addManagement } from './management.js';
+import { outboundWebhooks } from './webhooks.js';
 import { pluginManagementHandlers } from '../surfaces/management/registry.js';
 import type { ManagementHandler } from '../surfaces/management/define.js';
 
@@ -41,6 +42,7 @@ export function buildOpenApiDocument(plugins: PluginState, modules: readonly Plu
     security: [],
     tags: [...new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags as string[])))].map((name) => ({ name })),
     paths: doc.paths,
+    webhooks: outboundWebhooks(),
     components: doc.components,
   };
 }

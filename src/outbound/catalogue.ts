@@ -1,3 +1,5 @@
+// The outbound event catalogue and body shapes: what fan-outs and doors read without importing the writer.
+
 /** The catalogue (DESIGN 15): every type an event may have, dot-delimited. */
 export const OUTBOUND_EVENT_TYPES = [
   'member.created',

@@ -97,6 +97,8 @@ export const settingDefinitions: SettingDefinition[] = [
   int('store_reconcile_hours', 24, 'Reconcile every subscription with its provider every this many hours; 0 turns it off', 0, 24 * 366),
   str('android_store_oidc_certs_url', 'Where the Pub/Sub push token signing certificates are fetched (key id to PEM)', { def: 'https://www.googleapis.com/oauth2/v1/certs' }),
   str('android_store_token_url', 'OAuth token endpoint for the Play Developer API service account', { def: 'https://oauth2.googleapis.com/token' }),
+  // Outbound webhooks (DESIGN 15)
+  bool('webhook_allow_private_targets', false, 'Let webhook endpoints be plain http or resolve to private, loopback or link-local addresses (local receivers and tests only)'),
   // Mail
   { name: 'smtp_url', type: 'string', default: '', secret: true, pattern: /^(|smtps?:\/\/[^\s/]+(:\d+)?\/?)$/, patternHint: 'smtp://user:pass@host:587 or smtps://user:pass@host:465', description: 'SMTP server as smtp://user:pass@host:587 (smtps:// for TLS from the start; user and password percent-encoded); takes precedence over smtp_host. With neither, outgoing mail is kept in the outbox (/admin/outbox)' },
   str('smtp_host', 'SMTP host (when smtp_url is empty); empty keeps outgoing mail in the outbox table'),

@@ -11,6 +11,7 @@ import { accountPages } from './pages/account.js';
 import { contentPages } from './pages/content.js';
 import { appLinkPages } from './pages/app-links.js';
 import { apiKeysAdminPage } from './pages/admin/api-keys.js';
+import { webhooksAdminPage } from './pages/admin/webhooks.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
 import { appSessionsPage } from './pages/app-sessions.js';
 import { cartPage } from './pages/cart.js';
@@ -68,6 +69,7 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   contentPages(web, services);
   appLinkPages(web, services);
   apiKeysAdminPage(web, services);
+  webhooksAdminPage(web, services);
   subscriptionSettingsPage(web, services);
   appSessionsPage(web, services);
   cartPage(web, services);

@@ -26,6 +26,7 @@ import * as billingFlows from './0034_billing_flows.js';
 import * as billingIssueStates from './0035_billing_issue_states.js';
 import * as outboundEvents from './0036_outbound_events.js';
 import * as postPublicationEvents from './0037_post_publication_events.js';
+import * as webhookDelivery from './0038_webhook_delivery.js';
 import * as memberEmails from './0039_member_emails.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '0035_billing_issue_states': billingIssueStates,
   '0036_outbound_events': outboundEvents,
   '0037_post_publication_events': postPublicationEvents,
+  '0038_webhook_delivery': webhookDelivery,
   '0039_member_emails': memberEmails,
 };
