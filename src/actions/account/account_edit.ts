@@ -3,7 +3,6 @@ import { formatTimestamp } from '../../lib/time.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction, type FormUser } from '../define.js';
 import { field, options } from '../form.js';
-import { actingUser } from './user.js';
 
 export const GENDERS = ['female', 'male', 'non_binary', 'prefer_not_to_say', 'self_describe'] as const;
 const GENDER_LABELS: Record<(typeof GENDERS)[number], string> = {
@@ -56,8 +55,7 @@ export default defineAction({
     // Not a column: the text stored in usr_gender when usr_gender is 'self_describe'.
     gender_self_describe: { type: 'string', max_length: 30 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     const now = clock.now();
     const errors: Record<string, string> = {};
     if (input.usr_timezone && !TIMEZONES.has(input.usr_timezone)) errors.usr_timezone = 'is not a known time zone';

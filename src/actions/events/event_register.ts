@@ -1,6 +1,5 @@
 import { businessError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { closedReason, eventProduct, eventVisibleTo, formViewer, isFull, liveRegistrantCount, liveRegistration, loadEvent, openEvents, viewerGate, visibleEvent } from '../../events/rules.js';
@@ -20,7 +19,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const now = clock.now();
     const event = await visibleEvent({ ...ctx, user: me }, input.evt_event_id, true);
     const closed = closedReason(event, now);
