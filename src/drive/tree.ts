@@ -8,7 +8,7 @@ import { lockOwnerQuota } from './quota.js';
 import { businessError, validationError } from '../http/errors.js';
 import { formatTimestamp } from '../lib/time.js';
 import { activeFeatureRegistry, TierFeatureReader } from '../tiers/index.js';
-import { isUniqueViolation } from '../tiers/errors.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 // What the Drive actions share: refusals, the file-or-folder target, the owner-or-grant check with the
 // trash state of the folders above, the folder tree (ancestors, descendants) and the folder output.

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { formatTimestamp } from '../../lib/time.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction, type FormUser } from '../define.js';
 import { field, options } from '../form.js';
@@ -12,7 +13,6 @@ const GENDER_LABELS: Record<(typeof GENDERS)[number], string> = {
   prefer_not_to_say: 'Prefer not to say',
   self_describe: 'Let me describe myself',
 };
-const UNIQUE_VIOLATION = '23505';
 const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
 
 /** A stored usr_gender that is not one of the options is a self description. */
@@ -94,7 +94,7 @@ export default defineAction({
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch((e: unknown) => {
-        if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw validationError({ usr_email: 'is already used by another account' });
+        if (isUniqueViolation(e)) throw validationError({ usr_email: 'is already used by another account' });
         throw e;
       });
     return { data: { user: profile(updated) }, message: 'Your profile has been saved.' };

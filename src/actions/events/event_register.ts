@@ -3,7 +3,8 @@ import { formatTimestamp } from '../../lib/time.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { closedReason, eventProduct, eventVisibleTo, formViewer, isFull, liveRegistrantCount, liveRegistration, loadEvent, openEvents, viewerGate, visibleEvent } from '../../events/rules.js';
-import { isUniqueViolation, workflowTables } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 
 /**
  * Registers the acting user for a free event. The event row is locked for the transaction, so the

@@ -3,7 +3,8 @@ import { formatTimestamp } from '../../lib/time.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { closedReason, isFull, liveRegistrantCount, liveRegistration, visibleEvent } from '../../events/rules.js';
-import { isUniqueViolation, workflowTables } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 
 /** Joins the waiting list of a full event that keeps one; once per user (a unique index has the last word). */
 export default defineAction({

@@ -1,7 +1,7 @@
 import { mayActOn } from '../../accounts/authority.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { reconcileSubscriptions } from '../../store/reconcile/reconcile.js';
-import { storeActive } from '../../models/gate.js';
+import { storeActive } from '../../settings/store-active.js';
 import { TierMembershipService } from '../../tiers/membership.js';
 import { defineAction } from '../define.js';
 

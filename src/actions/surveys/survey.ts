@@ -1,6 +1,7 @@
 import { businessError, validationError } from '../../http/errors.js';
 import { defineAction, type ActionContext } from '../define.js';
-import { workflowTables, isUniqueViolation } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 import { field, type FormField } from '../form.js';
 import { MAX_ANSWER_LENGTH, answerKey, readAnswers, surveyQuestions, type SurveyQuestion } from './questions.js';
 
