@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
-import type { VaultWindow } from '../accounts/vault/window.js';
+import type { OpenVault, VaultWindow } from '../accounts/vault/window.js';
+import type { Vault } from '../accounts/vault/vaults.js';
 import type { VaultParts } from '../accounts/vault/parts.js';
 import type { PasskeyVetoes } from '../accounts/passkeys/vetoes.js';
+import type { DriveItem, DriveNeed } from '../drive/tree.js';
 import type { DriveStorage } from '../drive/storage.js';
 import type { FeatureRegistry } from '../tiers/feature-registry.js';
 import type { Plugins } from '../settings/plugins.js';
@@ -113,8 +115,67 @@ export interface FormContext {
 
 export type FormBuilder = (ctx: FormContext) => FormDefinition | Promise<FormDefinition>;
 
-/** An action module: its descriptor (what GET /actions publishes), its logic and optional form builder. */
-export interface ActionDefinition<S extends InputSchema | null = InputSchema | null> {
+/**
+ * Guards an action declares instead of opening `run` with them; the dispatcher enforces them once, in this
+ * order, right before `run` (inside its transaction), and hands `run` what they established.
+ */
+export interface ActionGuards {
+  /**
+   * Not declared: implied for a sessioned action that admits no guest (the admitted principal then has a
+   * user, so `ctx.user` is typed non-null); 401 'Sign in required' otherwise.
+   */
+  acting_user: boolean;
+  /** Not declared: implied by auth.requires_browser_session (`ctx.web` non-null); 403 otherwise. */
+  browser: boolean;
+  /**
+   * Refused for a staff member signed in as a member (login-as): 422 reason login_as, the message
+   * `${login_as} while signed in on behalf of a member`.
+   */
+  login_as: string | null;
+  /** 'set_up': the caller's vault (`ctx.vault`), else 422 vault_not_set_up; 'unlocked': also open in this session (`ctx.openVault`), else 422 vault_locked. */
+  vault: VaultGuard | null;
+  /**
+   * A recent passkey step-up, else 422 stepup_required; 'passkey_or_password': an account without any
+   * passkey confirms with input.password instead. Checked after the vault is found, before it is unlocked.
+   */
+  step_up: StepUpGuard | null;
+  /** The Drive item named by the input (`ctx.item`), which the caller needs this role on (else its 404/403). */
+  drive_item: DriveItemGuard | null;
+}
+
+export type VaultGuard = 'set_up' | 'unlocked';
+export type StepUpGuard = 'passkey' | 'passkey_or_password';
+export interface DriveItemGuard {
+  need: DriveNeed;
+  /** 'file': input.file_id; 'file_or_folder': exactly one of input.file_id and input.folder_id. */
+  of: 'file' | 'file_or_folder';
+}
+
+/** What the guards established, as the dispatcher hands it to `run` beside the ActionContext. */
+export interface GuardedFields {
+  vault: Vault;
+  openVault: OpenVault;
+  item: DriveItem;
+}
+
+/** The context an action's guards leave for `run`. */
+export type ActionContextOf<I, R, A, V, D> = Omit<ActionContext<I>, 'user' | 'web'> & {
+  user: Sessioned<R, A> extends true ? (A extends { allow_guest: true } ? PrincipalUser | null : PrincipalUser) : PrincipalUser | null;
+  web: A extends { requires_browser_session: true } ? WebContext : WebContext | null;
+} & (V extends VaultGuard ? { vault: Vault } : unknown) &
+  (V extends 'unlocked' ? { openVault: OpenVault } : unknown) &
+  (D extends DriveItemGuard ? { item: DriveItem } : unknown);
+
+type Sessioned<R, A> = R extends false ? false : A extends { requires_session: false } ? false : true;
+
+/** An action module: its descriptor (what GET /actions publishes), its guards, its logic and optional form builder. */
+export interface ActionDefinition<
+  S extends InputSchema | null = InputSchema | null,
+  R extends boolean = boolean,
+  A extends AuthContract = AuthContract,
+  V extends VaultGuard | undefined = VaultGuard | undefined,
+  D extends DriveItemGuard | undefined = DriveItemGuard | undefined,
+> {
   /** Core actions by name; plugin actions as '{plugin}/{action}'. */
   name: string;
   /**
@@ -124,12 +185,12 @@ export interface ActionDefinition<S extends InputSchema | null = InputSchema | n
   plugin?: string;
   description: string;
   /** Default true: run as the key's user. False: dispatched without key headers. */
-  requires_session?: boolean;
+  requires_session?: R;
   /** A setting name; while it is falsy the action answers 403 and discovery omits it. */
   requires_setting?: string;
   mutates: boolean;
   input?: S;
-  auth?: AuthContract;
+  auth?: A;
   /** Accepts multipart/form-data with attachments[]. */
   accepts_files?: boolean;
   /**
@@ -137,7 +198,12 @@ export interface ActionDefinition<S extends InputSchema | null = InputSchema | n
    * only a marker of it, never the answer, and a retry is refused with 409 (the action is not repeated).
    */
   answer_holds_secret?: boolean;
-  run(ctx: ActionContext<InputOf<S>>): Promise<ActionResult>;
+  /** Guards (ActionGuards): refused under login-as with this message start. */
+  login_as?: string;
+  vault?: V;
+  step_up?: StepUpGuard;
+  drive_item?: D;
+  run(ctx: ActionContextOf<InputOf<S>, R, A, V, D>): Promise<ActionResult>;
   form?: FormBuilder;
 }
 
@@ -158,26 +224,43 @@ export interface Action {
   /** The plugin a core-named action needs; '{plugin}/{action}' names carry theirs in the name. */
   plugin?: string | null;
   descriptor: ActionDescriptor;
-  run(ctx: ActionContext): Promise<ActionResult>;
+  /** Enforced by the dispatcher before `run`; never published. */
+  guards: ActionGuards;
+  run(ctx: ActionContext & Partial<GuardedFields>): Promise<ActionResult>;
   form: FormBuilder | null;
 }
 
 /** Declares an action: descriptor plus logic (plus form builder) in one value; the registry validates it. */
-export function defineAction<const S extends InputSchema | null = null>(def: ActionDefinition<S>): Action {
+export function defineAction<
+  const S extends InputSchema | null = null,
+  const R extends boolean = true,
+  const A extends AuthContract = Record<never, never>,
+  const V extends VaultGuard | undefined = undefined,
+  const D extends DriveItemGuard | undefined = undefined,
+>(def: ActionDefinition<S, R, A, V, D>): Action {
+  const requiresSession = def.requires_session ?? def.auth?.requires_session ?? true;
   return {
     name: def.name,
     plugin: def.plugin ?? null,
     descriptor: {
       description: def.description,
-      requires_session: def.requires_session ?? def.auth?.requires_session ?? true,
+      requires_session: requiresSession,
       requires_setting: def.requires_setting ?? null,
       mutates: def.mutates,
       input: def.input ?? null,
-      auth: { ...def.auth, requires_session: def.requires_session ?? def.auth?.requires_session ?? true },
+      auth: { ...def.auth, requires_session: requiresSession },
       accepts_files: def.accepts_files ?? false,
       answer_holds_secret: def.answer_holds_secret ?? false,
     },
-    run: def.run as (ctx: ActionContext) => Promise<ActionResult>,
+    guards: {
+      acting_user: requiresSession && def.auth?.allow_guest !== true,
+      browser: def.auth?.requires_browser_session === true,
+      login_as: def.login_as ?? null,
+      vault: def.vault ?? null,
+      step_up: def.step_up ?? null,
+      drive_item: def.drive_item ?? null,
+    },
+    run: def.run as unknown as Action['run'],
     form: def.form ?? null,
   };
 }

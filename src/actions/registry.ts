@@ -1,5 +1,6 @@
 import { authContractProblems } from './auth-contract.js';
 import type { Action } from './define.js';
+import { guardProblems } from './guards.js';
 import { schemaProblems } from './input.js';
 import { settingDefinition } from '../settings/registry.js';
 
@@ -32,6 +33,7 @@ export function actionProblems(action: Action): string[] {
   if (d.requires_setting !== null && !settingDefinition(d.requires_setting)) problems.push(`requires_setting names unknown setting '${d.requires_setting}'`);
   if (d.input) problems.push(...schemaProblems(d.input));
   problems.push(...authContractProblems(d.auth));
+  problems.push(...guardProblems(action));
   return problems;
 }
 

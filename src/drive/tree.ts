@@ -9,7 +9,7 @@ import { businessError, validationError } from '../http/errors.js';
 import { formatTimestamp } from '../lib/time.js';
 import { TierFeatureReader, type FeatureRegistry } from '../tiers/index.js';
 import type { UserTierCache } from '../tiers/features.js';
-import { isUniqueViolation } from '../tiers/errors.js';
+import { isUniqueViolation } from '../db/errors.js';
 
 // What the Drive actions share: refusals, the file-or-folder target, the owner-or-grant check with the
 // trash state of the folders above, the folder tree (ancestors, descendants) and the folder output.

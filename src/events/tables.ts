@@ -162,9 +162,3 @@ export function workflowTables(db: Kysely<DB>): Kysely<WorkflowDB> {
   return db as unknown as Kysely<WorkflowDB>;
 }
 
-const UNIQUE_VIOLATION = '23505';
-
-/** Whether an error is PostgreSQL's unique violation: the constraint that settled a race. */
-export function isUniqueViolation(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
-}

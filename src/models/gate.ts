@@ -3,6 +3,7 @@ import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { ReadCache } from '../cache/read-cache.js';
 import type { Settings } from '../settings/store.js';
+import { storeActive } from '../settings/store-active.js';
 import { fetchUserTier, type UserTier, type UserTierCache } from '../tiers/features.js';
 import { STAFF_PERMISSION, decideTierAccess, gatePreview, type EntityGate, type TierAccessResult, type TierCatalogue } from '../tiers/gating.js';
 
@@ -68,10 +69,6 @@ export function entityGate(model: GatableModel, row: Row): EntityGate {
 }
 
 const NO_CATALOGUE: TierCatalogue = { tiers: [], products: [], storeActive: false, upgradeUrl: '' };
-
-export function storeActive(settings: Settings): boolean {
-  return settings.bool('products_active') && settings.bool('subscriptions_active');
-}
 
 /**
  * Tier gating for one request (or one page render): the viewer's tier level and the tier catalogue are

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
-import { storeActive } from '../models/gate.js';
+import { storeActive } from '../settings/store-active.js';
 import { defaultStoreDeps, type StoreDeps } from './deps.js';
 import type { StoreContext } from './events.js';
 import type { CardProcessorClient } from './providers/card-processor.js';

@@ -11,10 +11,3 @@ export class TierInputError extends Error {
 
 export const TIER_EXISTS = 'Tier already exists';
 
-/** A unique-constraint violation, as both drivers report it (SQLSTATE 23505). */
-export function isUniqueViolation(e: unknown, constraint?: string): boolean {
-  const err = e as { code?: unknown; constraint?: unknown; message?: unknown };
-  if (err?.code !== '23505') return false;
-  if (!constraint) return true;
-  return err.constraint === constraint || String(err.message ?? '').includes(constraint);
-}

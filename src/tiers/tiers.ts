@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, FeatureValue, SubscriptionTiersTable } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
-import { TIER_EXISTS, TierInputError, isUniqueViolation } from './errors.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { TIER_EXISTS, TierInputError } from './errors.js';
 import type { FeatureRegistry } from './feature-registry.js';
 import { TIER_GROUP_CATEGORY, findGroups } from './groups.js';
 import { inTransaction } from './transaction.js';

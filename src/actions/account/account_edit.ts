@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
 import { formatTimestamp } from '../../lib/time.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction, type FormUser } from '../define.js';
 import { field, options } from '../form.js';
-import { actingUser } from './user.js';
 
 export const GENDERS = ['female', 'male', 'non_binary', 'prefer_not_to_say', 'self_describe'] as const;
 const GENDER_LABELS: Record<(typeof GENDERS)[number], string> = {
@@ -14,7 +14,6 @@ const GENDER_LABELS: Record<(typeof GENDERS)[number], string> = {
   prefer_not_to_say: 'Prefer not to say',
   self_describe: 'Let me describe myself',
 };
-const UNIQUE_VIOLATION = '23505';
 const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
 
 /** A stored usr_gender that is not one of the options is a self description. */
@@ -57,8 +56,7 @@ export default defineAction({
     // Not a column: the text stored in usr_gender when usr_gender is 'self_describe'.
     gender_self_describe: { type: 'string', max_length: 30 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     const now = clock.now();
     const errors: Record<string, string> = {};
     if (input.usr_timezone && !TIMEZONES.has(input.usr_timezone)) errors.usr_timezone = 'is not a known time zone';
@@ -98,7 +96,7 @@ export default defineAction({
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch((e: unknown) => {
-        if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw validationError({ usr_email: 'is already used by another account' });
+        if (isUniqueViolation(e)) throw validationError({ usr_email: 'is already used by another account' });
         throw e;
       });
     await recordMemberUpdated(db, clock, me.usr_user_id, before);

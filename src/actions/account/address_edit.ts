@@ -3,7 +3,6 @@ import { businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { contactDb, type UsersAddrsTable } from './contact-tables.js';
-import { actingUser } from './user.js';
 
 function exportAddress(a: Selectable<UsersAddrsTable>) {
   return {
@@ -36,8 +35,7 @@ export default defineAction({
     usa_cco_country_code_id: { type: 'int', min: 1, max: 32767 },
     usa_is_default: { type: 'bool' },
   },
-  async run({ input, user, db: baseDb, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db: baseDb, clock }) {
     const db = contactDb(baseDb);
     const now = clock.now();
     const mine = db.selectFrom('usa_users_addrs').selectAll().where('usa_usr_user_id', '=', me.usr_user_id).where('usa_delete_time', 'is', null);

@@ -1,7 +1,6 @@
 import { memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
 import { defineAction } from '../define.js';
 import { CONTACT_CHANNELS } from './contact.js';
-import { actingUser } from './user.js';
 
 export default defineAction({
   name: 'contact_preferences',
@@ -11,8 +10,7 @@ export default defineAction({
     // Absent (an HTML form with nothing ticked) means no channel.
     contact_preferences: { type: 'array', items: { type: 'string', options: CONTACT_CHANNELS }, max: CONTACT_CHANNELS.length },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     const channels = CONTACT_CHANNELS.filter((c) => (input.contact_preferences ?? []).includes(c));
     const now = clock.now();
     const before = await memberBefore(db, me.usr_user_id);

@@ -2,7 +2,6 @@ import { verifySecret } from '../../accounts/passwords.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { changePassword, newPasswordField } from './password.js';
-import { actingUser } from './user.js';
 
 export default defineAction({
   name: 'password_edit',
@@ -12,8 +11,7 @@ export default defineAction({
     current_password: { type: 'password', required: true, max_length: 255 },
     new_password: newPasswordField,
   },
-  async run({ input, user, db, clock, recordFailedAuth }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock, recordFailedAuth }) {
     const row = await db.selectFrom('usr_users').select('usr_password').where('usr_user_id', '=', me.usr_user_id).executeTakeFirstOrThrow();
     if (!row.usr_password || !(await verifySecret(row.usr_password, input.current_password))) {
       await recordFailedAuth();

@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely';
 import { businessError, validationError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { contactDb, type PhoneNumbersTable } from './contact-tables.js';
-import { actingUser } from './user.js';
 
 // Digits with the usual separators and an optional leading +; at least five digits.
 const PHONE_RE = /^\+?[0-9 ().\-/]{5,30}$/;
@@ -35,8 +34,7 @@ export default defineAction({
     phn_is_default: { type: 'bool' },
     remove: { type: 'bool' },
   },
-  async run({ input, user, db: baseDb, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db: baseDb, clock }) {
     const db = contactDb(baseDb);
     const now = clock.now();
     const mine = db.selectFrom('phn_phone_numbers').selectAll().where('phn_usr_user_id', '=', me.usr_user_id).where('phn_delete_time', 'is', null);

@@ -1,11 +1,10 @@
 import { UserInputError, createUser } from '../../accounts/users.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { validationError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 import { field, options } from '../form.js';
 import { CONTACT_CHANNELS, CONTACT_CHANNEL_LABELS } from './contact.js';
 import { newPasswordField } from './password.js';
-
-const UNIQUE_VIOLATION = '23505';
 
 export default defineAction({
   name: 'register',
@@ -29,7 +28,7 @@ export default defineAction({
     try {
       userId = await createUser(db, { email: input.usr_email, password: input.password, firstName: input.usr_first_name, lastName: input.usr_last_name || null, now });
     } catch (e) {
-      const taken = (e instanceof UserInputError && e.field === 'email') || (e as { code?: string }).code === UNIQUE_VIOLATION;
+      const taken = (e instanceof UserInputError && e.field === 'email') || isUniqueViolation(e);
       if (taken) throw validationError({ usr_email: 'is already registered' });
       throw e;
     }

@@ -1,4 +1,3 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { changesSince } from '../../drive/changes-feed.js';
 
@@ -16,8 +15,7 @@ export default defineAction({
   input: {
     cursor: { type: 'int', min: 0 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     return { data: { ...(await changesSince(db, me.usr_user_id, input.cursor ?? 0, clock.now())) } };
   },
 });

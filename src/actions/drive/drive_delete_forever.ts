@@ -2,9 +2,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import { recordChange } from '../../drive/changes.js';
 import { deleteVersions, DRIVE_SOURCE, releaseBlob } from '../../drive/files.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, folderSubtree, lockOwner, resolveItem, targetOf } from '../../drive/tree.js';
+import { driveRefusal, folderSubtree, lockOwner } from '../../drive/tree.js';
 
 /** Rows per statement when a whole folder tree goes. */
 const BATCH = 500;
@@ -45,9 +44,8 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     folder_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'owner');
+  drive_item: { need: 'owner', of: 'file_or_folder' },
+  async run({ input, user: me, db, clock, item }) {
     if (!item.inTrash) throw driveRefusal('not_trashed', `"${item.name}" is not in the trash; move it to the trash first`);
     await lockOwner(db, item.ownerUserId);
     const now = clock.now();

@@ -2,7 +2,6 @@ import { lockVault, vaultOf } from '../../accounts/vault/vaults.js';
 import { sealFolderName } from '../../drive/sealed-files.js';
 import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkName, driveRefusal, folderNameTaken, folderWrite, lockOwner, loadFolder, nameTaken, notFound, readerOf, resolveItem, sealedForOf } from '../../drive/tree.js';
 
@@ -24,8 +23,7 @@ export default defineAction({
     sealed: { type: 'bool' },
   },
   async run(ctx) {
-    const { input, user, db, clock, settings } = ctx;
-    const me = actingUser(user);
+    const { input, user: me, db, clock, settings } = ctx;
     const name = checkName(input.name);
     const parentId = input.parent_id ?? null;
     let ownerUserId = me.usr_user_id;

@@ -3,9 +3,8 @@ import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
 import { randomHex, sha256Hex } from '../../lib/crypto.js';
 import { formatTimestamp, parseTimestamp } from '../../lib/time.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, lockOwner, resolveItem, tierReader } from '../../drive/tree.js';
+import { driveRefusal, lockOwner, tierReader } from '../../drive/tree.js';
 
 /** The path a share link is served at; the token is the link's only secret. */
 export const shareLinkPath = (token: string) => `/s/${token}`;
@@ -27,9 +26,8 @@ export default defineAction({
     expires_time: { type: 'datetime' },
     password: { type: 'password', min: 4, max_length: 256 },
   },
-  async run({ input, user, db, clock, featureRegistry }) {
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'owner');
+  drive_item: { need: 'owner', of: 'file' },
+  async run({ input, user: me, db, clock, item, featureRegistry }) {
     if (item.inTrash) throw driveRefusal('not_found', 'That file is in the trash; restore it to share it');
     // A public link would hand sealed bytes to anyone holding it, without the owner's vault: sealing means
     // only the owner's unlocked session opens them.

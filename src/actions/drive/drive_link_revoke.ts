@@ -1,6 +1,5 @@
 import { recordChange } from '../../drive/changes.js';
 import { DRIVE_SOURCE } from '../../drive/files.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { lockOwner, notFound } from '../../drive/tree.js';
 
@@ -13,8 +12,7 @@ export default defineAction({
   input: {
     link_id: { type: 'int', required: true, min: 1 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     const link = await db
       .selectFrom('fsl_file_share_links')
       .innerJoin('fil_files', 'fil_file_id', 'fsl_fil_file_id')

@@ -1,4 +1,3 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { listDrive } from '../../drive/listing.js';
 import { readerOf, sealedForOf } from '../../drive/tree.js';
@@ -24,8 +23,7 @@ export default defineAction({
     numperpage: { type: 'int', min: 1, max: MAX_NUMPERPAGE },
   },
   async run(ctx) {
-    const { input, user, db } = ctx;
-    const me = actingUser(user);
+    const { input, user: me, db } = ctx;
     const listing = await listDrive(db, me.usr_user_id, {
       folderId: input.folder_id ?? null,
       trashed: input.trashed ?? false,

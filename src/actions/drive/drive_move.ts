@@ -1,6 +1,5 @@
 import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { driveRefusal, folderNameTaken, folderSubtree, folderWrite, itemOutput, lockOwner, nameTaken, notFound, resolveItem, type DriveItem, readerOf, sealedForOf } from '../../drive/tree.js';
 
@@ -20,8 +19,7 @@ export default defineAction({
     parent_id: { type: 'int', min: 1 },
   },
   async run(ctx) {
-    const { input, user, db, clock, settings } = ctx;
-    const me = actingUser(user);
+    const { input, user: me, db, clock, settings } = ctx;
     const fileId = input.file_id ?? null;
     const isFile = fileId !== null;
     const destField = isFile ? 'folder_id' : 'parent_id';

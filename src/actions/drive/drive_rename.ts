@@ -1,9 +1,8 @@
 import { recordChange } from '../../drive/changes.js';
 import { lockVault } from '../../accounts/vault/vaults.js';
 import { fileContentKey, sealFileName, sealFolderName } from '../../drive/sealed-files.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from '../../drive/tree.js';
+import { checkName, folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, readerOf, sealedForOf, requireOwnerUnlocked, driveRefusal } from '../../drive/tree.js';
 
 /** Renames a file or folder the caller owns or may edit. Folder names are unique among live siblings. */
 export default defineAction({
@@ -16,10 +15,9 @@ export default defineAction({
     folder_id: { type: 'int', min: 1 },
     name: { type: 'string', required: true, max_length: 255 },
   },
+  drive_item: { need: 'edit', of: 'file_or_folder' },
   async run(ctx) {
-    const { input, user, db, clock } = ctx;
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
+    const { input, user: me, db, clock, item } = ctx;
     const name = checkName(input.name);
     // Held before the owner's Drive lock, in the order the other sealing writers take them.
     const vault = item.kind === 'folder' && item.sealed && item.ownerUserId === me.usr_user_id ? await lockVault(db, item.ownerUserId, 'seal') : null;

@@ -1,7 +1,6 @@
 import { recordChange } from '../../drive/changes.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, resolveItem, targetOf, readerOf, sealedForOf } from '../../drive/tree.js';
+import { folderNameTaken, folderWrite, itemOutput, lockOwner, nameTaken, readerOf, sealedForOf } from '../../drive/tree.js';
 
 /**
  * Takes a file or folder out of the trash (only its owner sees the trash), with everything a restored
@@ -17,10 +16,9 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     folder_id: { type: 'int', min: 1 },
   },
+  drive_item: { need: 'edit', of: 'file_or_folder' },
   async run(ctx) {
-    const { input, user, db, clock } = ctx;
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'edit');
+    const { user: me, db, clock, item } = ctx;
     if (item.inTrash) {
       await lockOwner(db, item.ownerUserId);
       const now = clock.now();

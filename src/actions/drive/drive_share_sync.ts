@@ -2,10 +2,9 @@ import { sql } from 'kysely';
 import type { DriveGrantRole } from '../../db/types.js';
 import { recordChange } from '../../drive/changes.js';
 import { validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { liveGrants, sharesOf } from '../../drive/sharing.js';
-import { driveRefusal, lockOwner, resolveItem, targetOf } from '../../drive/tree.js';
+import { driveRefusal, lockOwner } from '../../drive/tree.js';
 
 const ROLES: readonly DriveGrantRole[] = ['viewer', 'editor'];
 /** More grantees than anyone shares one item with by hand; bounds the statement sizes. */
@@ -27,9 +26,8 @@ export default defineAction({
     folder_id: { type: 'int', min: 1 },
     grants: { type: 'object', required: true },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'owner');
+  drive_item: { need: 'owner', of: 'file_or_folder' },
+  async run({ input, user: me, db, clock, item }) {
     const entries = Object.entries(input.grants);
     // Sealed content opens only with its owner's vault: a grantee would get placeholders, never the content.
     if (item.sealed && entries.length > 0) {

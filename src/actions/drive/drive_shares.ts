@@ -1,7 +1,5 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { sharesOf } from '../../drive/sharing.js';
-import { resolveItem, targetOf } from '../../drive/tree.js';
 
 /** The owner's view of who a file or folder is shared with (and, for a file, its working public links). */
 export default defineAction({
@@ -13,9 +11,8 @@ export default defineAction({
     file_id: { type: 'int', min: 1 },
     folder_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, targetOf(input), 'owner');
+  drive_item: { need: 'owner', of: 'file_or_folder' },
+  async run({ db, clock, item }) {
     return { data: { ...(await sharesOf(db, item, clock.now())) } };
   },
 });

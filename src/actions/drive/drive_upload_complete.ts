@@ -8,7 +8,6 @@ import { openSealedPart, openUploadKey, sealedLayout } from '../../drive/uploads
 import { deleteUpload, findUpload, isUploadExpired, type PendingUpload } from '../../drive/uploads/pending.js';
 import { checkQuota, placeContent } from '../../drive/uploads/place.js';
 import { uploadPurpose } from '../../drive/uploads/purposes.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { resolveDestination, uploadRefusal } from './drive_upload_shared.js';
 import { placeSealedUpload } from '../../drive/uploads/sealed-upload.js';
@@ -57,8 +56,7 @@ export default defineAction({
     upload_token: { type: 'string', required: true, max_length: 64 },
   },
   async run(ctx) {
-    const { input, user, db, clock } = ctx;
-    const me = actingUser(user);
+    const { input, user: me, db, clock } = ctx;
     // A file made in a sealed folder seals its key to the caller's vault: the vault row is held shared
     // (lockVault) before the upload row, in the order a rotation takes them, so the key it seals to is the
     // one current when this commits.

@@ -9,7 +9,6 @@ import { sealUploadMime, sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
 import { checkName, driveRefusal, fileOutput, requireOwnerUnlocked, tierReader } from '../../drive/tree.js';
@@ -43,8 +42,7 @@ export default defineAction({
     purpose: { type: 'string', options: UPLOAD_PURPOSE_NAMES },
   },
   async run(ctx) {
-    const { input, user, db, clock, settings } = ctx;
-    const me = actingUser(user);
+    const { input, user: me, db, clock, settings } = ctx;
     const owners = ctx.plugins;
     const purpose = uploadPurpose(input.purpose ?? 'drive', owners);
     // A purpose whose owner (plugin) is off does not exist: the same refusal as an unknown one.

@@ -1,9 +1,8 @@
 import { recordChange } from '../../drive/changes.js';
 import { addVersion, pruneVersions } from '../../drive/files.js';
 import { driveLimits, driveUsageBytes } from '../../drive/quota.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { driveRefusal, fileOutput, lockOwner, notFound, resolveItem, tierReader, readerOf, sealedForOf } from '../../drive/tree.js';
+import { driveRefusal, fileOutput, lockOwner, notFound, tierReader, readerOf, sealedForOf } from '../../drive/tree.js';
 import { versionsOf } from '../../drive/versions.js';
 
 /**
@@ -21,10 +20,9 @@ export default defineAction({
     file_id: { type: 'int', required: true, min: 1 },
     version_id: { type: 'int', required: true, min: 1 },
   },
+  drive_item: { need: 'edit', of: 'file' },
   async run(ctx) {
-    const { input, user, db, clock } = ctx;
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'edit');
+    const { input, db, clock, item } = ctx;
     const version = await db
       .selectFrom('fvr_file_versions')
       .select(['fvr_fbb_file_blob_id', 'fvr_size_bytes', 'fvr_mime_type'])

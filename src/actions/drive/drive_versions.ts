@@ -1,6 +1,5 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { fileOutput, resolveItem, readerOf, sealedForOf } from '../../drive/tree.js';
+import { fileOutput, readerOf, sealedForOf } from '../../drive/tree.js';
 import { versionsOf } from '../../drive/versions.js';
 
 /** A file and its kept earlier versions (newest first); anyone who may see the file may see them. */
@@ -12,10 +11,9 @@ export default defineAction({
   input: {
     file_id: { type: 'int', required: true, min: 1 },
   },
+  drive_item: { need: 'read', of: 'file' },
   async run(ctx) {
-    const { input, user, db } = ctx;
-    const me = actingUser(user);
-    const item = await resolveItem(db, me.usr_user_id, { kind: 'file', id: input.file_id }, 'read');
+    const { db, item } = ctx;
     const file = await fileOutput(db, item.id, item.inTrash, readerOf(ctx));
     return { data: { file, versions: await versionsOf(db, item.id, file.sealed === true) }, ...sealedForOf({ file }) };
   },

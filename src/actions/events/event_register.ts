@@ -1,10 +1,10 @@
 import { businessError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { closedReason, eventProduct, eventVisibleTo, formViewer, isFull, liveRegistrantCount, liveRegistration, loadEvent, openEvents, viewerGate, visibleEvent } from '../../events/rules.js';
-import { isUniqueViolation, workflowTables } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 
 /**
  * Registers the acting user for a free event. The event row is locked for the transaction, so the
@@ -20,7 +20,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const now = clock.now();
     const event = await visibleEvent({ ...ctx, user: me }, input.evt_event_id, true);
     const closed = closedReason(event, now);

@@ -1,5 +1,4 @@
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { formViewer } from '../../events/rules.js';
@@ -18,7 +17,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const reg = await registrationForSessions({ ...ctx, user: me }, input.evr_event_registrant_id);
     const { event } = reg;
     if (isCourse(event)) throw businessError(`${event.evt_name} is a course: its sessions are taken together (event_sessions_course)`);

@@ -1,5 +1,4 @@
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { formViewer } from '../../events/rules.js';
@@ -15,7 +14,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const reg = await registrationForSessions({ ...ctx, user: me }, input.evr_event_registrant_id);
     const { event } = reg;
     if (!isCourse(event)) throw businessError(`${event.evt_name} is not a course: choose its sessions (event_sessions)`);

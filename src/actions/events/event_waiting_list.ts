@@ -1,10 +1,10 @@
 import { businessError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { closedReason, isFull, liveRegistrantCount, liveRegistration, visibleEvent } from '../../events/rules.js';
-import { isUniqueViolation, workflowTables } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 
 /** Joins the waiting list of a full event that keeps one; once per user (a unique index has the last word). */
 export default defineAction({
@@ -16,7 +16,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const now = clock.now();
     const event = await visibleEvent({ ...ctx, user: me }, input.evt_event_id, true);
     if (event.evt_allow_waiting_list !== true) throw businessError(`${event.evt_name} has no waiting list`);

@@ -1,5 +1,4 @@
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
 import { isStaff, loadEvent } from '../../events/rules.js';
@@ -20,7 +19,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     if (input.confirm !== true) throw validationError({ confirm: 'must be true to withdraw' }, 'Confirm the withdrawal');
     const now = clock.now();
     const w = workflowTables(db);

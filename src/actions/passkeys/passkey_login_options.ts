@@ -2,7 +2,7 @@ import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, relyingParty, webOf } from './shared.js';
+import { BROWSER_ONLY, relyingParty } from './shared.js';
 
 /** Begins passwordless sign-in: a challenge for any discoverable passkey of this site. */
 export default defineAction({
@@ -13,10 +13,9 @@ export default defineAction({
   mutates: true,
   input: {},
   async run({ db, clock, settings, web }) {
-    const w = webOf(web);
-    const rp = relyingParty(w, settings);
+    const rp = relyingParty(web, settings);
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: USER_VERIFICATION, timeout: CEREMONY_TTL_MS });
-    await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'login', challenge: options.challenge, userId: null });
+    await beginCeremony(db, clock, { webSessionId: web.sessionId, kind: 'login', challenge: options.challenge, userId: null });
     return { data: options as unknown as Record<string, unknown> };
   },
 });

@@ -4,9 +4,8 @@ import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremoni
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
 import { SUPPORTED_ALGORITHMS, USER_VERIFICATION, userHandleOf } from '../../accounts/passkeys/relying-party.js';
 import { validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, refuseLoginAs, relyingParty, requireRecentPasskeyStepUp, webOf } from './shared.js';
+import { BROWSER_ONLY, relyingParty, requireRecentPasskeyStepUp } from './shared.js';
 
 /**
  * Begins enrolling a passkey. The first one needs the account password; once the user has one, a passkey
@@ -19,11 +18,8 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { current_password: { type: 'password', max_length: 255 } },
-  async run({ input, user, principal, db, clock, settings, session, web, recordFailedAuth }) {
-    const me = actingUser(user);
-    const w = webOf(web);
-    // A staff member signed in as this member must not leave a credential of their own on the account.
-    refuseLoginAs(principal, 'Passkeys cannot be enrolled');
+  login_as: 'Passkeys cannot be enrolled',
+  async run({ input, user: me, db, clock, settings, session, web, recordFailedAuth }) {
     const existing = await passkeysOf(db, me.usr_user_id);
     if (existing.length === 0) {
       if (!input.current_password) throw validationError({ current_password: 'is required to enroll your first passkey' });
@@ -35,7 +31,7 @@ export default defineAction({
     } else {
       requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
     }
-    const rp = relyingParty(w, settings);
+    const rp = relyingParty(web, settings);
     const options = await generateRegistrationOptions({
       rpName: rp.name,
       rpID: rp.id,
@@ -49,7 +45,7 @@ export default defineAction({
       supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
       extensions: { prf: {} } as never,
     });
-    await beginCeremony(db, clock, { webSessionId: w.sessionId, kind: 'register', challenge: options.challenge, userId: me.usr_user_id });
+    await beginCeremony(db, clock, { webSessionId: web.sessionId, kind: 'register', challenge: options.challenge, userId: me.usr_user_id });
     return { data: options as unknown as Record<string, unknown> };
   },
 });

@@ -3,9 +3,8 @@ import { consumeCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { insertPasskey, passkeysOf, passkeySummary } from '../../accounts/passkeys/credentials.js';
 import { SUPPORTED_ALGORITHMS } from '../../accounts/passkeys/relying-party.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, CREDENTIAL_INPUT, ceremonyRefusal, prfEnabled, registrationResponse, relyingParty, webOf } from './shared.js';
+import { BROWSER_ONLY, CREDENTIAL_INPUT, ceremonyRefusal, prfEnabled, registrationResponse, relyingParty } from './shared.js';
 
 /** Completes enrollment: verifies the attestation (format none) against this session's challenge and stores the credential. */
 export default defineAction({
@@ -14,13 +13,11 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: { ...CREDENTIAL_INPUT, label: { type: 'string', max_length: 100 } },
-  async run({ input, user, db, clock, settings, web }) {
-    const me = actingUser(user);
-    const w = webOf(web);
-    const ceremony = await consumeCeremony(db, clock, w.sessionId, 'register');
+  async run({ input, user: me, db, clock, settings, web }) {
+    const ceremony = await consumeCeremony(db, clock, web.sessionId, 'register');
     if (ceremony.kind !== 'ok') throw ceremonyRefusal(ceremony.kind);
     if (ceremony.userId !== me.usr_user_id) throw ceremonyRefusal('missing');
-    const rp = relyingParty(w, settings);
+    const rp = relyingParty(web, settings);
     let verification;
     try {
       verification = await verifyRegistrationResponse({

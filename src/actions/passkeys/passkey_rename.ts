@@ -1,6 +1,5 @@
 import { passkeyOfUser, passkeySummary, renamePasskey } from '../../accounts/passkeys/credentials.js';
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { BROWSER_ONLY } from './shared.js';
 
@@ -11,8 +10,7 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { passkey_id: { type: 'int', required: true, min: 1 }, label: { type: 'string', required: true, min: 1, max_length: 100 } },
-  async run({ input, user, db, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, clock }) {
     const label = input.label.trim();
     if (label === '') throw validationError({ label: 'must not be blank' });
     const passkey = await passkeyOfUser(db, me.usr_user_id, input.passkey_id);

@@ -2,9 +2,8 @@ import { passkeyOfUser, revokePasskey } from '../../accounts/passkeys/credential
 import { firstRefusal } from '../../accounts/passkeys/vetoes.js';
 import { retirePasskeyWraps } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, refuseLoginAs, requireRecentPasskeyStepUp } from './shared.js';
+import { BROWSER_ONLY } from './shared.js';
 
 /**
  * Revokes one of the caller's own passkeys, unless a consumer's veto (the vault's unlocker floor) refuses
@@ -17,10 +16,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { passkey_id: { type: 'int', required: true, min: 1 } },
-  async run({ input, user, principal, db, clock, settings, session, passkeyVetoes }) {
-    const me = actingUser(user);
-    refuseLoginAs(principal, 'Passkeys cannot be revoked');
-    requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
+  login_as: 'Passkeys cannot be revoked',
+  step_up: 'passkey',
+  async run({ input, user: me, db, clock, passkeyVetoes }) {
     const passkey = await passkeyOfUser(db, me.usr_user_id, input.passkey_id);
     if (!passkey) throw businessError('No such passkey', { reason: 'not_found' });
     const veto = await firstRefusal(passkeyVetoes.revoke, db, { userId: me.usr_user_id, passkeyId: passkey.id });

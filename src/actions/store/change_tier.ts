@@ -1,6 +1,5 @@
 import { validationError } from '../../http/errors.js';
 import { changeTier } from '../../store/lifecycle/change-tier.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 
 const MESSAGES = {
@@ -19,8 +18,7 @@ export default defineAction({
     product_id: { type: 'int', min: 1 },
     tier_id: { type: 'int', min: 1 },
   },
-  async run({ input, user, db, settings, clock }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, settings, clock }) {
     const productId = input.product_id ?? null;
     const tierId = input.tier_id ?? null;
     if ((productId === null) === (tierId === null)) {

@@ -1,5 +1,4 @@
 import { cancelSubscription, reactivateSubscription } from '../../store/lifecycle/cancel.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 
 /** An amount in minor units as the member reads it: 12.34 USD. */
@@ -18,7 +17,7 @@ export default defineAction({
     recurring_action: { type: 'string', required: true, options: ['cancel', 'reactivate'] },
   },
   async run({ input, user, db, settings, clock }) {
-    const ctx = { db, settings, clock, userId: actingUser(user).usr_user_id };
+    const ctx = { db, settings, clock, userId: user.usr_user_id };
     if (input.recurring_action === 'reactivate') {
       const done = await reactivateSubscription(ctx, input.order_item_id);
       return { data: { ...done }, message: 'Your subscription has been reactivated.', redirect: '/profile/subscription' };

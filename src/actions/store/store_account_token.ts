@@ -1,5 +1,5 @@
 import { storeAccountToken } from '../../store/accounts.js';
-import { storeActive } from '../../models/gate.js';
+import { storeActive } from '../../settings/store-active.js';
 import { businessError } from '../../http/errors.js';
 import { defineAction } from '../define.js';
 

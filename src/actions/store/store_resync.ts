@@ -1,9 +1,8 @@
 import { mayActOn } from '../../accounts/authority.js';
 import { businessError, validationError } from '../../http/errors.js';
 import { reconcileSubscriptions } from '../../store/reconcile/reconcile.js';
-import { storeActive } from '../../models/gate.js';
+import { storeActive } from '../../settings/store-active.js';
 import { TierMembershipService } from '../../tiers/membership.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 
 /**
@@ -18,8 +17,7 @@ export default defineAction({
   input: {
     user_id: { type: 'int', required: true, min: 1 },
   },
-  async run({ input, user, db, settings, clock, storeDeps }) {
-    const me = actingUser(user);
+  async run({ input, user: me, db, settings, clock, storeDeps }) {
     if (!storeActive(settings)) throw businessError('The store is inactive: billing cannot be resynced');
     const target = await db.selectFrom('usr_users').select(['usr_user_id', 'usr_permission']).where('usr_user_id', '=', input.user_id).executeTakeFirst();
     if (!target) throw validationError({ user_id: 'no such user' });

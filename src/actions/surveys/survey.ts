@@ -1,7 +1,7 @@
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction, type ActionContext } from '../define.js';
-import { workflowTables, isUniqueViolation } from '../../events/tables.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { workflowTables } from '../../events/tables.js';
 import { field, type FormField } from '../form.js';
 import { MAX_ANSWER_LENGTH, answerKey, readAnswers, surveyQuestions, type SurveyQuestion } from './questions.js';
 
@@ -39,7 +39,7 @@ export default defineAction({
   },
   async run(ctx) {
     const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
+    const me = ctx.user;
     const now = clock.now();
     const survey = await liveSurvey(db, input.svy_survey_id);
     if (!survey) throw unavailable(input.svy_survey_id);

@@ -1,9 +1,8 @@
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
 import { currentUnlockers } from '../../accounts/vault/unlockers.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, beginPrfCeremony, requireUnlocked, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, beginPrfCeremony } from './shared.js';
 
 /**
  * Begins adding a passkey as an unlocker: options for the caller's PRF-capable passkeys that do not wrap
@@ -15,11 +14,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: {},
+  vault: 'unlocked',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
-    await requireUnlocked(ctx, web, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     const wrapped = new Set((await currentUnlockers(ctx.db, vault)).passkeys.map((w) => w.passkeyId));
     const candidates = (await passkeysOf(ctx.db, me.usr_user_id)).filter((p) => p.prfCapable && !wrapped.has(p.id));
     if (candidates.length === 0) {

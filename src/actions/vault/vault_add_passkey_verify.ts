@@ -1,10 +1,9 @@
 import { currentUnlockers, vaultStatus } from '../../accounts/vault/unlockers.js';
 import { insertPasskeyWrap } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { CREDENTIAL_INPUT } from '../passkeys/shared.js';
-import { BROWSER_ONLY, PRF_OUTPUT_INPUT, prfOutputOf, requireUnlocked, requireVault, takeCeremony, verifiedPasskey, webOf } from './shared.js';
+import { BROWSER_ONLY, PRF_OUTPUT_INPUT, prfOutputOf, requireUnlocked, takeCeremony, verifiedPasskey } from './shared.js';
 
 /** Completes adding a passkey unlocker: wraps the open vault's secret under the passkey's PRF output. */
 export default defineAction({
@@ -13,10 +12,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { ...CREDENTIAL_INPUT, prf_output: { ...PRF_OUTPUT_INPUT.prf_output, required: true } },
+  vault: 'set_up',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     const challenge = await takeCeremony(ctx, web, me, 'vault_add');
     const prf = prfOutputOf(ctx.input.prf_output);
     const open = await requireUnlocked(ctx, web, me.usr_user_id);

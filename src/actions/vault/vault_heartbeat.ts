@@ -1,6 +1,5 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, webOf } from './shared.js';
+import { BROWSER_ONLY } from './shared.js';
 
 /** Presence: keeps the window from closing for want of a heartbeat, never extends a cap. */
 export default defineAction({
@@ -10,7 +9,6 @@ export default defineAction({
   mutates: false,
   input: {},
   async run({ user, db, web }) {
-    const me = actingUser(user);
-    return { data: { alive: await webOf(web).vault.heartbeat(db, me.usr_user_id) } };
+    return { data: { alive: await web.vault.heartbeat(db, user.usr_user_id) } };
   },
 });

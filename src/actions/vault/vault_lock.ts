@@ -1,6 +1,5 @@
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, webOf } from './shared.js';
+import { BROWSER_ONLY } from './shared.js';
 
 /** Closes this session's window; sealed content reads as locked again. */
 export default defineAction({
@@ -9,9 +8,8 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: {},
-  async run({ user, db, web }) {
-    actingUser(user);
-    await webOf(web).vault.close(db);
+  async run({ db, web }) {
+    await web.vault.close(db);
     return { data: { unlocked: false }, message: 'Vault locked.' };
   },
 });

@@ -1,8 +1,7 @@
 import { vaultStatus } from '../../accounts/vault/unlockers.js';
 import { insertPassphraseWrap, liveWraps, retireWraps } from '../../accounts/vault/vaults.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, PASSWORD_INPUT, requireStepUp, requireUnlocked, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, PASSWORD_INPUT } from './shared.js';
 import { PASSPHRASE_MIN } from './vault_setup_verify.js';
 
 /** Enrolls a passphrase, replacing any earlier one. */
@@ -12,12 +11,10 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { passphrase: { type: 'password', required: true, min: PASSPHRASE_MIN, max_length: 1024 }, ...PASSWORD_INPUT },
+  vault: 'unlocked',
+  step_up: 'passkey_or_password',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
-    await requireStepUp(ctx, me, ctx.input.password);
-    const open = await requireUnlocked(ctx, web, me.usr_user_id);
+    const { user: me, web, vault, openVault: open } = ctx;
     const now = ctx.clock.now();
     const old = await liveWraps(ctx.db, vault.id, { type: 'passphrase' });
     await insertPassphraseWrap(ctx.db, open.vault, open.vault.generation, open.secretKey, ctx.input.passphrase, now);

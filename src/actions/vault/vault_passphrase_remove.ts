@@ -1,9 +1,8 @@
 import { floorRefusal, vaultStatus } from '../../accounts/vault/unlockers.js';
 import { liveWraps, retireWraps } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, PASSWORD_INPUT, requireStepUp, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, PASSWORD_INPUT } from './shared.js';
 
 /** Removes the passphrase unlocker, unless that would break the unlocker floor. */
 export default defineAction({
@@ -12,11 +11,10 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: PASSWORD_INPUT,
+  vault: 'set_up',
+  step_up: 'passkey_or_password',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
-    await requireStepUp(ctx, me, ctx.input.password);
+    const { user: me, web, vault } = ctx;
     const wraps = await liveWraps(ctx.db, vault.id, { type: 'passphrase' });
     if (wraps.length === 0) throw businessError('No passphrase is enrolled for your vault', { reason: 'no_passphrase' });
     const refusal = await floorRefusal(ctx.db, vault, { passphrase: true });

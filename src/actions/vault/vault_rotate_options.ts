@@ -1,8 +1,7 @@
 import { currentUnlockers } from '../../accounts/vault/unlockers.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, beginPrfCeremony, requireUnlocked, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, beginPrfCeremony } from './shared.js';
 
 /**
  * Begins a key rotation (the vault must be unlocked): options for the passkeys that unlock the vault, so
@@ -15,11 +14,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: {},
+  vault: 'unlocked',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
-    await requireUnlocked(ctx, web, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     const wrapped = new Set((await currentUnlockers(ctx.db, vault)).passkeys.map((w) => w.passkeyId));
     const passkeys = (await passkeysOf(ctx.db, me.usr_user_id)).filter((p) => wrapped.has(p.id));
     return { data: await beginPrfCeremony(ctx, web, me, 'vault_rotate', passkeys) };

@@ -2,7 +2,6 @@ import { rotateVault, VaultRotatedError } from '../../accounts/vault/rotation.js
 import { currentUnlockers, vaultStatus } from '../../accounts/vault/unlockers.js';
 import { lockVault } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import {
   BROWSER_ONLY,
@@ -12,10 +11,8 @@ import {
   credentialOf,
   prfOutputOf,
   requirePassword,
-  requireVault,
   takeCeremony,
   verifiedPasskey,
-  webOf,
 } from './shared.js';
 import { PASSPHRASE_MIN } from './vault_setup_verify.js';
 
@@ -34,11 +31,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { ...OPTIONAL_CREDENTIAL_INPUT, ...PRF_OUTPUT_INPUT, ...PASSWORD_INPUT, passphrase: { type: 'password', min: PASSPHRASE_MIN, max_length: 1024 } },
+  vault: 'set_up',
   async run(ctx) {
-    const { input, db } = ctx;
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    await requireVault(ctx, me.usr_user_id);
+    const { input, db, user: me, web } = ctx;
     const challenge = await takeCeremony(ctx, web, me, 'vault_rotate');
     // One rotation of a vault at a time: the row is held from here to the commit, and the window is read
     // under it, so a rotation that waited for another one finds its window's key retired and is refused.

@@ -1,9 +1,8 @@
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
 import { vaultOf } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, PASSWORD_INPUT, beginPrfCeremony, requirePassword, webOf } from './shared.js';
+import { BROWSER_ONLY, PASSWORD_INPUT, beginPrfCeremony, requirePassword } from './shared.js';
 
 /**
  * Begins vault setup: checks the account password and opens a 5-minute setup ceremony for this session.
@@ -17,10 +16,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: true,
   input: { password: { ...PASSWORD_INPUT.password, required: true } },
+  login_as: 'A vault cannot be set up',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    if (ctx.principal?.loginAsBy) throw businessError('A vault cannot be set up while signed in on behalf of a member', { reason: 'login_as' });
+    const { user: me, web } = ctx;
     await requirePassword(ctx, me, ctx.input.password);
     if (await vaultOf(ctx.db, me.usr_user_id)) throw businessError('Your vault is already set up', { reason: 'already_set_up' });
     const prfPasskeys = (await passkeysOf(ctx.db, me.usr_user_id)).filter((p) => p.prfCapable);

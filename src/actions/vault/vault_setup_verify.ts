@@ -2,9 +2,8 @@ import { generateKeypair } from '../../accounts/vault/crypto.js';
 import { createVault, insertPassphraseWrap, insertPasskeyWrap, insertRecoveryCodes, vaultOf } from '../../accounts/vault/vaults.js';
 import { vaultStatus } from '../../accounts/vault/unlockers.js';
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, OPTIONAL_CREDENTIAL_INPUT, PRF_OUTPUT_INPUT, credentialOf, prfOutputOf, takeCeremony, verifiedPasskey, webOf } from './shared.js';
+import { BROWSER_ONLY, OPTIONAL_CREDENTIAL_INPUT, PRF_OUTPUT_INPUT, credentialOf, prfOutputOf, takeCeremony, verifiedPasskey } from './shared.js';
 
 export const PASSPHRASE_MIN = 12;
 
@@ -26,9 +25,7 @@ export default defineAction({
     ...PRF_OUTPUT_INPUT,
   },
   async run(ctx) {
-    const { input, db, clock } = ctx;
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
+    const { input, db, clock, user: me, web } = ctx;
     if (input.acknowledge_loss !== true) {
       throw validationError({ acknowledge_loss: 'must be true: without an unlocker, sealed data cannot be recovered by anyone' });
     }

@@ -1,7 +1,6 @@
 import { vaultStatus } from '../../accounts/vault/unlockers.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, webOf } from './shared.js';
+import { BROWSER_ONLY } from './shared.js';
 
 /** Whether a vault is set up and unlocked in this session, its unlockers and the window's expiry. */
 export default defineAction({
@@ -11,9 +10,7 @@ export default defineAction({
   mutates: false,
   input: {},
   async run({ user, db, web }) {
-    const me = actingUser(user);
-    const w = webOf(web);
-    const times = await w.vault.times(db, me.usr_user_id);
-    return { data: await vaultStatus(db, me.usr_user_id, { unlocked: times !== null, times }) };
+    const times = await web.vault.times(db, user.usr_user_id);
+    return { data: await vaultStatus(db, user.usr_user_id, { unlocked: times !== null, times }) };
   },
 });

@@ -2,10 +2,9 @@ import { kekFromPrf } from '../../accounts/vault/crypto.js';
 import { currentUnlockers } from '../../accounts/vault/unlockers.js';
 import { openAnyWrap } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { CREDENTIAL_INPUT } from '../passkeys/shared.js';
-import { BROWSER_ONLY, PRF_OUTPUT_INPUT, prfOutputOf, requireVault, takeCeremony, verifiedPasskey, webOf } from './shared.js';
+import { BROWSER_ONLY, PRF_OUTPUT_INPUT, prfOutputOf, takeCeremony, verifiedPasskey } from './shared.js';
 import { openedAnswer } from './unlock.js';
 
 /** Completes a passkey unlock: the assertion proves the passkey, its PRF output unwraps the vault. */
@@ -15,10 +14,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: { ...CREDENTIAL_INPUT, prf_output: { ...PRF_OUTPUT_INPUT.prf_output, required: true } },
+  vault: 'set_up',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     const challenge = await takeCeremony(ctx, web, me, 'vault_unlock');
     const prf = prfOutputOf(ctx.input.prf_output);
     const passkey = await verifiedPasskey(ctx, web, me, ctx.input, challenge);

@@ -2,9 +2,8 @@ import { kekFromPassphrase } from '../../accounts/vault/crypto.js';
 import { currentUnlockers } from '../../accounts/vault/unlockers.js';
 import { openAnyWrap } from '../../accounts/vault/vaults.js';
 import { businessError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, PASSWORD_INPUT, requirePassword, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, PASSWORD_INPUT, requirePassword } from './shared.js';
 import { openedAnswer } from './unlock.js';
 
 /** Unlocks with the account password and the enrolled passphrase. */
@@ -14,10 +13,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: { password: { ...PASSWORD_INPUT.password, required: true }, passphrase: { type: 'password', required: true, max_length: 1024 } },
+  vault: 'set_up',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     await requirePassword(ctx, me, ctx.input.password);
     const { passphrase } = await currentUnlockers(ctx.db, vault);
     if (!passphrase) throw businessError('No passphrase is enrolled for your vault', { reason: 'no_passphrase' });

@@ -2,9 +2,8 @@ import { isRecoveryCodeShaped, kekFromRecoveryCode } from '../../accounts/vault/
 import { CODES_FLOOR, currentUnlockers } from '../../accounts/vault/unlockers.js';
 import { markCodeUsed, openAnyWrap } from '../../accounts/vault/vaults.js';
 import { businessError, validationError } from '../../http/errors.js';
-import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
-import { BROWSER_ONLY, PASSWORD_INPUT, requirePassword, requireVault, webOf } from './shared.js';
+import { BROWSER_ONLY, PASSWORD_INPUT, requirePassword } from './shared.js';
 import { openedAnswer } from './unlock.js';
 
 /** Unlocks with the account password and one unused recovery code, which is spent. */
@@ -14,10 +13,9 @@ export default defineAction({
   auth: BROWSER_ONLY,
   mutates: false,
   input: { password: { ...PASSWORD_INPUT.password, required: true }, code: { type: 'password', required: true, max_length: 64 } },
+  vault: 'set_up',
   async run(ctx) {
-    const me = actingUser(ctx.user);
-    const web = webOf(ctx.web);
-    const vault = await requireVault(ctx, me.usr_user_id);
+    const { user: me, web, vault } = ctx;
     await requirePassword(ctx, me, ctx.input.password);
     if (!isRecoveryCodeShaped(ctx.input.code)) throw validationError({ code: 'must be a 26-character recovery code' });
     const { codes } = await currentUnlockers(ctx.db, vault);

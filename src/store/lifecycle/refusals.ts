@@ -1,4 +1,5 @@
 import { businessError, type ApiError } from '../../http/errors.js';
+import { storeActive } from '../../settings/store-active.js';
 import type { Settings } from '../../settings/store.js';
 import type { BillingSource } from '../../tiers/membership.js';
 
@@ -26,7 +27,6 @@ export const refuse = (reason: RefusalReason, message: string, extra: Record<str
   businessError(message, { reason, ...extra });
 
 /** The store component is active when both store switches are on (DESIGN 7). */
-export const storeActive = (settings: Settings): boolean => settings.bool('products_active') && settings.bool('subscriptions_active');
 
 export function requireStoreActive(settings: Settings): void {
   if (!storeActive(settings)) throw refuse('store_inactive', 'Subscriptions are not sold here at the moment, so they cannot be changed.');

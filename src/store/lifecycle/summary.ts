@@ -4,7 +4,8 @@ import { formatTimestamp } from '../../lib/time.js';
 import type { Settings } from '../../settings/store.js';
 import { fetchUserTier, type UserTierCache } from '../../tiers/features.js';
 import type { FeatureRegistry } from '../../tiers/feature-registry.js';
-import { isStoreBilled, storeActive } from './refusals.js';
+import { storeActive } from '../../settings/store-active.js';
+import { isStoreBilled } from './refusals.js';
 import { liveSubscriptions, readPlanProduct, type Subscription } from './subscriptions.js';
 
 export type PaymentSourceMarker = 'card_processor' | 'wallet_provider' | 'ios_store' | 'android_store' | 'none';

@@ -1,5 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SURFACE_AUTH_DEFAULTS } from '../../actions/auth-contract.js';
+import type { Kysely } from 'kysely';
+import { SURFACE_AUTH_DEFAULTS, type AuthDecision } from '../../actions/auth-contract.js';
+import { enforceGuards } from '../../actions/guards.js';
+import type { DB } from '../../db/types.js';
 import type { Action, ActionContext, ActionResult, Attachment, WebContext } from '../../actions/define.js';
 import {
   IdempotencyStore,
@@ -16,7 +19,7 @@ import type { Principal } from '../../accounts/auth/principal.js';
 import { coerceInput, normaliseBody } from '../../actions/input.js';
 import { mailerFromSettings, OutboxMailer, type MailMessage } from '../../mail/mailer.js';
 import { failure, serializeApiPayload, success } from '../../http/envelope.js';
-import { ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
+import { type ApiError, actionError, isApiError, validationError } from '../../http/errors.js';
 import { nulFieldOf, nulRefusal } from '../../http/input-text.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Services } from '../../services.js';
@@ -104,75 +107,132 @@ function sendStored(reply: FastifyReply, status: number, body: string, replayed:
 }
 
 /**
- * POST /action/{name}: resolve, requires_setting (before authentication), admit, read the body, the
- * idempotency look (before validation), validate, claim, run in a transaction, store, send.
+ * POST /action/{name}, in the contract's order. Each stage is one function below; the order is here:
+ *
+ *   resolve (404, then requires_setting 403, before authentication) → admit (the auth contract)
+ *   → read the body → look up the Idempotency-Key (replay or 409, before validation) → validate
+ *   → claim the key → guards and run (in one transaction for a mutating action; the answer is kept under
+ *   the key) → after-commit effects (session data, sign-in, mail) → answer.
  */
 export async function dispatchAction(services: Services, request: FastifyRequest, reply: FastifyReply, name: string): Promise<FastifyReply> {
-  const { db, clock, settings, buckets } = services;
   request.logAction = name;
+  const action = resolve(services, name);
+  const decision = await admitCaller(services, request, action);
+  const principal = decision?.principal ?? null;
+  const raw = await readRequest(request, action);
+  const store = new IdempotencyStore(services.db, services.clock);
+  const claim = keyClaimOf(request, principal, name, raw);
+  const seen = claim ? await lookUpKey(store, claim) : null;
+  if (claim && seen) return replayStored(services, request, reply, principal, claim, seen);
+  const input = validate(action, raw);
+  const claimed = claim ? await claimKey(store, claim, name) : null;
+  if (claim && claimed?.kind === 'replay') return replayStored(services, request, reply, principal, claim, claimed.response);
+  const call = await openCall(services, request, action, principal, raw, input);
+  const outcome = await runAndKeep(services, action, call, store, claim, claimed?.kind === 'claimed' ? claimed.id : null);
+  if (outcome.refused) return sendStored(reply, outcome.status, outcome.text, false);
+  await afterCommit(services, request, decision, call.effects);
+  return sendStored(reply, outcome.status, outcome.text, false);
+}
+
+/** The action a name resolves to (or 404), and its requires_setting (403) before authentication. */
+function resolve(services: Services, name: string): Action {
   const action = findAction(services, name);
   requireSetting(services, action);
+  return action;
+}
+
+/** The caller admitted by the action's auth contract; a sessionless call counts against the failed-auth limit's check. */
+async function admitCaller(services: Services, request: FastifyRequest, action: Action): Promise<AuthDecision | null> {
   const decision = await admit(request, action, SURFACE_AUTH_DEFAULTS.action);
-  if (!decision) await buckets.failedAuth.check(request.ip);
-  const principal = decision?.principal ?? null;
+  if (!decision) await services.buckets.failedAuth.check(request.ip);
+  return decision;
+}
 
-  const { body, attachments } = await readRequest(request, action);
+interface KeyClaim {
+  scope: string;
+  keyHash: string;
+  fingerprint: string;
+}
 
-  const store = new IdempotencyStore(db, clock);
+/** The Idempotency-Key of this request with its scope and the request's fingerprint (null: none, or unscoped). */
+function keyClaimOf(request: FastifyRequest, principal: Principal | null, name: string, raw: RawRequest): KeyClaim | null {
   const key = idempotencyKeyOf(request);
   const scope = key === null ? null : idempotencyScope(principal);
-  let claim: { scope: string; keyHash: string; fingerprint: string } | null = null;
-  if (key !== null && scope !== null) {
-    const files = attachments.map((a) => ({ filename: a.filename, mimetype: a.mimetype, sha256: sha256Hex(a.data) }));
-    claim = { scope, keyHash: IdempotencyStore.hashKey(key), fingerprint: requestFingerprint(name, files.length > 0 ? { body, attachments: files } : body) };
-    // The 409 is decided before input validation.
-    const seen = await store.inspect(claim.scope, claim.keyHash, claim.fingerprint);
-    if (seen.kind === 'replay') return replayStored(services, request, reply, principal, claim, seen.response);
-    if (seen.kind === 'reused' || seen.kind === 'executing') throw refuse(seen);
-  }
+  if (key === null || scope === null) return null;
+  const files = raw.attachments.map((a) => ({ filename: a.filename, mimetype: a.mimetype, sha256: sha256Hex(a.data) }));
+  return { scope, keyHash: IdempotencyStore.hashKey(key), fingerprint: requestFingerprint(name, files.length > 0 ? { body: raw.body, attachments: files } : raw.body) };
+}
 
-  const nul = nulFieldOf(body) ?? (attachments.some((a) => nulFieldOf([a.filename, a.mimetype]) !== null) ? 'attachments' : null);
+/** A stored answer to replay, null to go on, or the 409; decided before input validation. */
+async function lookUpKey(store: IdempotencyStore, claim: KeyClaim): Promise<StoredResponse | null> {
+  const seen = await store.inspect(claim.scope, claim.keyHash, claim.fingerprint);
+  if (seen.kind === 'replay') return seen.response;
+  if (seen.kind === 'reused' || seen.kind === 'executing') throw refuse(seen);
+  return null;
+}
+
+/** The body's text (no NUL) and the coerced input, or 422 ValidationError. */
+function validate(action: Action, raw: RawRequest): Record<string, unknown> {
+  const nul = nulFieldOf(raw.body) ?? (raw.attachments.some((a) => nulFieldOf([a.filename, a.mimetype]) !== null) ? 'attachments' : null);
   if (nul !== null) throw nulRefusal(nul, 'action');
-  const input = coerceInput(action.descriptor.input, body);
+  const input = coerceInput(action.descriptor.input, raw.body);
   if (!input.ok) throw validationError(input.errors);
+  return input.values;
+}
 
-  let claimId: number | null = null;
-  if (claim) {
-    const outcome = await store.claim(claim.scope, claim.keyHash, claim.fingerprint, name);
-    if (outcome.kind === 'replay') return replayStored(services, request, reply, principal, claim, outcome.response);
-    if (outcome.kind === 'reused' || outcome.kind === 'executing') throw refuse(outcome);
-    if (outcome.kind === 'claimed') claimId = outcome.id;
-  }
+/** Claims the key for this run: the claim's id, a stored answer that appeared meanwhile, or the 409. */
+async function claimKey(store: IdempotencyStore, claim: KeyClaim, name: string): Promise<{ kind: 'claimed'; id: number } | { kind: 'replay'; response: StoredResponse } | null> {
+  const outcome = await store.claim(claim.scope, claim.keyHash, claim.fingerprint, name);
+  if (outcome.kind === 'replay') return { kind: 'replay', response: outcome.response };
+  if (outcome.kind === 'reused' || outcome.kind === 'executing') throw refuse(outcome);
+  if (outcome.kind === 'claimed') return { kind: 'claimed', id: outcome.id };
+  return null;
+}
 
-  // Website sessions release their lock once identity is resolved; the action works on a copy of the data,
-  // written back only under session_write.
-  let webSession: { id: number; data: Record<string, unknown> } | null = null;
+/** What a run leaves for after its commit: the session's data (session_write), a sign-in, the queued mail. */
+interface Effects {
+  webSession: { id: number; data: Record<string, unknown> } | null;
+  outbox: MailMessage[];
+  signInUserId: number | null;
+}
+
+/** One run of an action: its context, bound to a transaction when it runs, and its effects. */
+interface Call {
+  context(db: Kysely<DB>): ActionContext;
+  effects: Effects;
+}
+
+/**
+ * The run's context. Website sessions release their lock once identity is resolved; the action works on a
+ * copy of the data, written back only under session_write.
+ */
+async function openCall(services: Services, request: FastifyRequest, action: Action, principal: Principal | null, raw: RawRequest, input: Record<string, unknown>): Promise<Call> {
+  let webSession: Effects['webSession'] = null;
   if (principal && (principal.credential === 'browser' || principal.credential === 'guest')) {
     const loaded = await request.webSession();
     if (loaded) webSession = { id: loaded.id, data: structuredClone(loaded.data) };
   }
-
-  const outbox: MailMessage[] = [];
-  let signInUserId: number | null = null;
+  const effects: Effects = { webSession, outbox: [], signInUserId: null };
   const web: WebContext | null = webSession
     ? {
         sessionId: webSession.id,
         baseUrl: services.config.baseUrl,
-        signInAfterSuccess: (userId) => void (signInUserId = userId),
+        signInAfterSuccess: (userId) => void (effects.signInUserId = userId),
         vault: vaultWindowOf(services, request),
       }
     : null;
-  const context = (trx: typeof db): ActionContext => ({
-    name,
-    input: input.values,
+  const { clock, settings, buckets } = services;
+  const context = (db: Kysely<DB>): ActionContext => ({
+    name: action.name,
+    input,
     user: principal?.user ?? null,
     principal,
-    db: trx,
+    db,
     clock,
     settings,
     caches: services.modelCaches,
-    mail: (m) => void outbox.push(m),
-    attachments,
+    mail: (m) => void effects.outbox.push(m),
+    attachments: raw.attachments,
     session: webSession?.data ?? null,
     query: queryOf(request),
     ip: request.ip,
@@ -186,69 +246,84 @@ export async function dispatchAction(services: Services, request: FastifyRequest
     vaultParts: services.vaultParts,
     passkeyVetoes: services.passkeyVetoes,
   });
+  return { context, effects };
+}
+
+type Outcome = { refused: boolean; status: number; text: string };
+
+/**
+ * The guard stage and `run`, in one transaction for a mutating action, with the answer kept under the
+ * claimed key. A refusal the logic decided (a 4xx) is the request's answer and is kept for replay;
+ * anything else (invalid input included) gives the key back so the client may retry.
+ */
+async function runAndKeep(services: Services, action: Action, call: Call, store: IdempotencyStore, claim: KeyClaim | null, claimId: number | null): Promise<Outcome> {
+  const { db } = services;
+  const status = 200;
+  const run = async (trx: Kysely<DB>) => action.run(await enforceGuards(action.guards, call.context(trx)));
   // An answer holding sealed content is kept for replay only sealed (DESIGN 10); one holding a secret,
   // only as a marker.
-  const storedCopy = (trx: typeof db, result: ActionResult, t: string): Promise<string> => {
+  const storedCopy = (trx: Kysely<DB>, result: ActionResult, t: string): Promise<string> => {
     if (action.descriptor.answer_holds_secret) return Promise.resolve(SECRET_ANSWER_MARKER);
     return result.sealedFor && claim ? sealedCopy(trx, result.sealedFor, t, sealedCopyAd(claim)) : Promise.resolve(t);
   };
-  const respond = (result: ActionResult): string =>
-    serializeApiPayload(success(result.data, result.message ?? '', result.redirect !== undefined ? { redirect: result.redirect } : {}));
-
-  let status = 200;
-  let text: string;
   try {
     if (action.descriptor.mutates) {
-      text = await db.transaction().execute(async (trx) => {
-        const result = await action.run(context(trx));
-        const t = respond(result);
+      const text = await db.transaction().execute(async (trx) => {
+        const result = await run(trx);
+        const t = answerText(result);
         if (claimId !== null) await store.store(claimId, { status, body: await storedCopy(trx, result, t) }, trx);
         return t;
       });
-    } else {
-      const result = await action.run(context(db));
-      text = respond(result);
-      // A sealed copy is sealed and stored in one transaction (it holds the vault row shared: lockVault).
-      const id = claimId;
-      if (id !== null && result.sealedFor) await db.transaction().execute(async (trx) => store.store(id, { status, body: await storedCopy(trx, result, text) }, trx));
-      else if (id !== null) await store.store(id, { status, body: text });
+      return { refused: false, status, text };
     }
+    const result = await run(db);
+    const text = answerText(result);
+    // A sealed copy is sealed and stored in one transaction (it holds the vault row shared: lockVault).
+    if (claimId !== null && result.sealedFor) await db.transaction().execute(async (trx) => store.store(claimId, { status, body: await storedCopy(trx, result, text) }, trx));
+    else if (claimId !== null) await store.store(claimId, { status, body: text });
+    return { refused: false, status, text };
   } catch (e) {
-    // A refusal the logic decided (a 4xx) is the request's answer and is kept for replay; anything else
-    // (invalid input included) gives the key back so the client may retry.
     if (isApiError(e) && e.status < 500) {
-      status = e.status;
-      text = serializeApiPayload(failure(e));
+      const text = serializeApiPayload(failure(e));
       // Input the logic found invalid claims no key, like the schema's validation: the client may
       // correct the body and send it again under the same key (nothing was written).
       if (claimId !== null && e.errortype === 'ValidationError') await store.release(claimId);
-      else if (claimId !== null) await store.store(claimId, { status, body: text });
+      else if (claimId !== null) await store.store(claimId, { status: e.status, body: text });
       // Mail queued by a refused action is never sent.
-      return sendStored(reply, status, text, false);
+      return { refused: true, status: e.status, text };
     }
     if (claimId !== null) await store.release(claimId);
     throw e;
   }
+}
 
+function answerText(result: ActionResult): string {
+  return serializeApiPayload(success(result.data, result.message ?? '', result.redirect !== undefined ? { redirect: result.redirect } : {}));
+}
+
+/** The effects of a committed run, in this order. */
+async function afterCommit(services: Services, request: FastifyRequest, decision: AuthDecision | null, effects: Effects): Promise<void> {
+  const { webSession, signInUserId, outbox } = effects;
   if (decision?.sessionWrite && webSession) await services.webSessions.saveData(webSession.id, webSession.data);
   if (signInUserId !== null) {
     const { cookieValue, session } = await services.webSessions.signIn(await request.webSession(), signInUserId);
     request.useWebSession(cookieValue, session);
   }
-  if (outbox.length > 0) {
-    const mailer = mailerFromSettings(settings, db, clock);
-    const sending = (async () => {
-      for (const message of outbox) {
-        try {
-          await mailer.send(message);
-        } catch (err) {
-          request.log.error({ err, action: name, template: message.template }, 'outgoing mail failed');
-        }
+  if (outbox.length > 0) await sendMail(services, request, outbox);
+}
+
+async function sendMail(services: Services, request: FastifyRequest, outbox: MailMessage[]): Promise<void> {
+  const mailer = mailerFromSettings(services.settings, services.db, services.clock);
+  const sending = (async () => {
+    for (const message of outbox) {
+      try {
+        await mailer.send(message);
+      } catch (err) {
+        request.log.error({ err, action: request.logAction, template: message.template }, 'outgoing mail failed');
       }
-    })();
-    // SMTP goes out after the answer: its delay would tell a caller whether an address has an account
-    // (password_reset_1 mails only real ones). The outbox table is a quick local write and stays in line.
-    if (mailer instanceof OutboxMailer) await sending;
-  }
-  return sendStored(reply, status, text, false);
+    }
+  })();
+  // SMTP goes out after the answer: its delay would tell a caller whether an address has an account
+  // (password_reset_1 mails only real ones). The outbox table is a quick local write and stays in line.
+  if (mailer instanceof OutboxMailer) await sending;
 }

@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.js';
 import type { DB } from '../../db/types.js';
 import type { Model, ModelContext, Row } from '../../models/define.js';
 import { models } from '../../models/index.js';
@@ -70,7 +71,7 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     } catch (e) {
       if (isApiError(e)) throw e;
       const code = String((e as { code?: unknown }).code ?? '');
-      if (code === '23505') throw transactionError('Save failed: a conflicting record exists');
+      if (isUniqueViolation(e)) throw transactionError('Save failed: a conflicting record exists');
       if (code === '23503') throw transactionError('Save failed: a referenced record does not exist');
       if (code.startsWith('23')) throw transactionError('Save failed: a required value is missing or not allowed');
       if (code.startsWith('22')) throw transactionError('Save failed: a value is out of range or malformed');

@@ -3,7 +3,8 @@ import { formatTimestamp, parseTimestamp } from '../../../lib/time.js';
 import { slotFits } from '../availability.js';
 import { actingUser } from '../../../actions/account/user.js';
 import { defineAction } from '../../../actions/define.js';
-import { isUniqueViolation, workflowTables } from '../../../events/tables.js';
+import { isUniqueViolation } from '../../../db/errors.js';
+import { workflowTables } from '../../../events/tables.js';
 
 /**
  * Books one slot of a bookable resource for the acting user (the bookings plugin; the contract names the

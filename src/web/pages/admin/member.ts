@@ -4,7 +4,7 @@ import { formatMoney } from '../../../lib/money.js';
 import { formatTimestamp } from '../../../lib/time.js';
 import type { Services } from '../../../services.js';
 import { driftOf, lastDriftReport } from '../../../store/reconcile/drift.js';
-import { storeActive } from '../../../models/gate.js';
+import { storeActive } from '../../../settings/store-active.js';
 import { fetchUserTier } from '../../../tiers/features.js';
 import { guardPage, sendViewerPage } from '../../forms.js';
 import { html } from '../../html.js';
