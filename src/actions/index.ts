@@ -62,6 +62,6 @@ export const coreActions: Action[] = [
 
 /**
  * The one registry. Building it validates every descriptor, so a contradiction stops the process at start.
- * Plugins' actions join it when their modules are installed (src/plugins/modules.ts).
+ * Plugins' actions join it when their modules are installed (src/boot/plugins.ts).
  */
 export const actionRegistry = new ActionRegistry(coreActions);

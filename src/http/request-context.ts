@@ -31,7 +31,7 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** The route's own rate-limit bucket, counted instead of the general one (the Drive upload bucket). */
     meter?: (request: FastifyRequest) => Promise<void>;
-    /** Set on a plugin's routes (src/plugins/modules.ts): while it is inactive they answer as unknown. */
+    /** Set on a plugin's routes (src/boot/plugins.ts): while it is inactive they answer as unknown. */
     plugin?: string;
     /**
      * The surface checks its body's text itself at its validation step (src/http/input-text.ts); the front

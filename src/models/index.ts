@@ -51,7 +51,7 @@ export class ModelRegistry {
     for (const m of models) this.add(m);
   }
 
-  /** Core models at load; a plugin's when its module is installed (src/plugins/modules.ts). */
+  /** Core models at load; a plugin's when its module is installed (src/boot/plugins.ts). */
   add(m: Model): void {
     if (this.byClass.has(m.className)) throw new Error(`model ${m.className} declared twice`);
     if (this.tables.has(m.table)) throw new Error(`table ${m.table} declared by two models`);

@@ -13,7 +13,7 @@ export function allSettingDefinitions(): readonly SettingDefinition[] {
   return definitions;
 }
 
-/** A plugin's settings join the core's (src/plugins/modules.ts); a name may be declared once. */
+/** A plugin's settings join the core's (src/boot/plugins.ts); a name may be declared once. */
 export function registerSettingDefinitions(defs: readonly SettingDefinition[]): void {
   for (const d of defs) {
     if (byName.has(d.name)) throw new SettingError(`setting ${d.name} is declared twice`);

@@ -25,7 +25,7 @@ import { mailboxSettings } from './settings.js';
 import { startMailboxListeners } from './smtp.js';
 import { mailPages } from './web/page.js';
 
-/** The mailbox plugin: every part of it registers here (src/plugins/modules.ts). */
+/** The mailbox plugin: every part of it is declared here; src/boot/plugins.ts loads it. */
 export default definePlugin({
   name: 'mailbox',
   settings: [...mailboxSettings, ...fleetSettings, ...relaySettings],
