@@ -17,18 +17,27 @@ export function isValidEmail(email: string): boolean {
 
 export interface NewUser {
   email: string;
-  password: string;
+  /** null: no password (an imported member signs in through a password reset, or a passkey later). */
+  password: string | null;
   permission?: number;
   firstName?: string;
   lastName?: string | null;
   now: Date;
+  /** When the account was made, when older than now (an imported member's sign-up time). */
+  createTime?: Date;
+  /** usr_contact_preferences, comma-separated channels. */
+  contactPreferences?: string | null;
+  stripeCustomerId?: string | null;
 }
 
-/** Creates a user with an argon2id password hash; refuses bad emails, short passwords and taken addresses. */
+/**
+ * Creates a user with an argon2id password hash (or none); refuses bad emails, short passwords and taken
+ * addresses.
+ */
 export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number> {
   const email = input.email.trim();
   if (!isValidEmail(email)) throw new UserInputError('email', `'${input.email}' is not a valid email address`);
-  if (input.password.length < MIN_PASSWORD_LENGTH) {
+  if (input.password !== null && input.password.length < MIN_PASSWORD_LENGTH) {
     throw new UserInputError('password', `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   const permission = input.permission ?? 0;
@@ -43,10 +52,12 @@ export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number
       usr_email: email,
       usr_first_name: firstName,
       usr_last_name: input.lastName ?? null,
-      usr_password: await hashSecret(input.password),
+      usr_password: input.password === null ? null : await hashSecret(input.password),
       usr_permission: permission,
       usr_is_activated: true,
-      usr_create_time: input.now,
+      ...(input.createTime ? { usr_create_time: input.createTime, usr_signup_date: input.createTime } : { usr_create_time: input.now }),
+      ...(input.contactPreferences !== undefined ? { usr_contact_preferences: input.contactPreferences } : {}),
+      ...(input.stripeCustomerId !== undefined ? { usr_stripe_customer_id: input.stripeCustomerId } : {}),
       usr_update_time: input.now,
     })
     .returning('usr_user_id')

@@ -25,6 +25,7 @@ import survey from './surveys/survey.js';
 import { passkeyActions } from './passkeys/index.js';
 import { vaultActions } from './vault/index.js';
 import { driveManageActions, driveUploadActions } from './drive/index.js';
+import { memberImportActions } from './members/index.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -54,6 +55,7 @@ export const coreActions: Action[] = [
   storeResync,
   ...driveManageActions,
   ...driveUploadActions,
+  ...memberImportActions,
   ...passkeyActions,
   ...vaultActions,
 ];

@@ -9,13 +9,15 @@ import { purgeDriveUploadsTask } from '../drive/uploads/purge-task.js';
 import { sealDriveFolderNamesTask } from '../drive/seal-folder-names-task.js';
 import { reconcileDriveUsageTask } from '../drive/reconcile-usage-task.js';
 import { purgeIdempotencyKeysTask } from '../actions/purge-idempotency-keys-task.js';
+import { memberImportTask } from '../actions/members/import-task.js';
+import type { MemberImportServices } from '../actions/members/import-shared.js';
 import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
 import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem }): TaskDefinition[] {
+export function allTasks(services: BackupTaker & MemberImportServices & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem }): TaskDefinition[] {
   return [
     purgeRequestLogsTask(services.settings),
     {
@@ -32,5 +34,6 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     reconcileDriveUsageTask(services.config),
     sealDriveFolderNamesTask,
     backupSiteTask(services),
+    memberImportTask(services),
   ];
 }

@@ -233,6 +233,7 @@ export class TierMembershipService {
           new_tier: target?.sbt_name ?? null,
           old_level: current?.sbt_tier_level ?? null,
           new_level: target?.sbt_tier_level ?? null,
+          ...this.note,
         },
       });
       return { tierId: target?.sbt_subscription_tier_id ?? null, previousTierId: current?.sbt_subscription_tier_id ?? null };

@@ -8,7 +8,7 @@ import { lockOwnerQuota } from '../../drive/quota.js';
 import { sealUploadMime, sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
 import { activeDriveStorage } from '../../drive/storage.js';
-import { businessError, validationError } from '../../http/errors.js';
+import { authError, businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
@@ -29,7 +29,7 @@ async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | nu
 export default defineAction({
   name: 'drive_upload_init',
   description:
-    'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive or mail_import_archive); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
+    'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive, mail_import_archive, or member_import for staff); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
   requires_setting: 'drive_active',
   mutates: true,
   // The upload token is a bearer secret stored only hashed: an Idempotency-Key keeps a marker, never it.
@@ -50,6 +50,7 @@ export default defineAction({
     const purpose = uploadPurpose(input.purpose ?? 'drive', owners);
     // A purpose whose owner (plugin) is off does not exist: the same refusal as an unknown one.
     if (!purpose) throw validationError({ purpose: `must be one of ${availablePurposes(owners).map((p) => p.name).join(', ')}` });
+    if (me.usr_permission < purpose.minUserPermission) throw authError(403, `Uploads for ${purpose.name} are for staff only`);
     const sizeBytes = input.size_bytes;
     const sha256 = checkSha256(input.sha256);
     const mimeType = checkMimeType(input.mime_type);

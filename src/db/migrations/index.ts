@@ -25,6 +25,7 @@ import * as sealedFolderNames from './0032_sealed_folder_names.js';
 import * as billingFlows from './0034_billing_flows.js';
 import * as billingIssueStates from './0035_billing_issue_states.js';
 import * as outboundEvents from './0036_outbound_events.js';
+import * as memberImportJobs from './0037_member_import_jobs.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0034_billing_flows': billingFlows,
   '0035_billing_issue_states': billingIssueStates,
   '0036_outbound_events': outboundEvents,
+  '0037_member_import_jobs': memberImportJobs,
 };
