@@ -17,27 +17,18 @@ export function isValidEmail(email: string): boolean {
 
 export interface NewUser {
   email: string;
-  /** null: no password (an imported member signs in through a password reset, or a passkey later). */
-  password: string | null;
+  password: string;
   permission?: number;
   firstName?: string;
   lastName?: string | null;
   now: Date;
-  /** When the account was made, when older than now (an imported member's sign-up time). */
-  createTime?: Date;
-  /** usr_contact_preferences, comma-separated channels. */
-  contactPreferences?: string | null;
-  stripeCustomerId?: string | null;
 }
 
-/**
- * Creates a user with an argon2id password hash (or none); refuses bad emails, short passwords and taken
- * addresses.
- */
+/** Creates a user with an argon2id password hash; refuses bad emails, short passwords and taken addresses. */
 export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number> {
   const email = input.email.trim();
   if (!isValidEmail(email)) throw new UserInputError('email', `'${input.email}' is not a valid email address`);
-  if (input.password !== null && input.password.length < MIN_PASSWORD_LENGTH) {
+  if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw new UserInputError('password', `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   const permission = input.permission ?? 0;
@@ -52,17 +43,56 @@ export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number
       usr_email: email,
       usr_first_name: firstName,
       usr_last_name: input.lastName ?? null,
-      usr_password: input.password === null ? null : await hashSecret(input.password),
+      usr_password: await hashSecret(input.password),
       usr_permission: permission,
       usr_is_activated: true,
-      ...(input.createTime ? { usr_create_time: input.createTime, usr_signup_date: input.createTime } : { usr_create_time: input.now }),
-      ...(input.contactPreferences !== undefined ? { usr_contact_preferences: input.contactPreferences } : {}),
-      ...(input.stripeCustomerId !== undefined ? { usr_stripe_customer_id: input.stripeCustomerId } : {}),
+      usr_create_time: input.now,
       usr_update_time: input.now,
     })
     .returning('usr_user_id')
     .executeTakeFirstOrThrow();
   return row.usr_user_id;
+}
+
+/** A user made by an import: no password (the member signs in through a password reset). */
+export interface ImportedUser {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  createTime: Date | null;
+  contactPreferences: string | null;
+  stripeCustomerId: string | null;
+}
+
+/**
+ * The bulk twin of createUser, for an import's batch: every user in one statement, none with a password,
+ * all with permission 0. The caller has checked the addresses (valid, free) inside the same transaction;
+ * a taken one fails the statement on the unique index. Returns the new ids by lower-cased address.
+ */
+export async function insertImportedUsers(db: Kysely<DB>, users: ImportedUser[], now: Date): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  if (users.length === 0) return ids;
+  const rows = await db
+    .insertInto('usr_users')
+    .values(
+      users.map((u) => ({
+        usr_email: u.email.trim(),
+        usr_first_name: (u.firstName ?? u.email.trim().split('@')[0] ?? 'User').slice(0, 32),
+        usr_last_name: u.lastName,
+        usr_password: null,
+        usr_permission: 0,
+        usr_is_activated: true,
+        usr_create_time: u.createTime ?? now,
+        usr_signup_date: u.createTime ?? now,
+        usr_contact_preferences: u.contactPreferences,
+        usr_stripe_customer_id: u.stripeCustomerId,
+        usr_update_time: now,
+      })),
+    )
+    .returning(['usr_user_id', 'usr_email'])
+    .execute();
+  for (const r of rows) ids.set(r.usr_email.toLowerCase(), Number(r.usr_user_id));
+  return ids;
 }
 
 export async function findUserIdByEmail(db: Kysely<DB>, email: string): Promise<number | undefined> {

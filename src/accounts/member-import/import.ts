@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { csvRecords, type CsvProgress } from '../../lib/csv.js';
 import type { TierMembershipService } from '../../tiers/membership.js';
 import { inTransaction } from '../../tiers/transaction.js';
-import { createUser } from '../users.js';
+import { insertImportedUsers, type ImportedUser } from '../users.js';
 import { NOT_CARRIED, parseRow, readHeader, type HeaderMap, type MemberRow, type RowError } from './columns.js';
 import { existingMembers, planRow, TierCatalogue, withEmailChannel, type Change, type ImportActor, type Outcome, type PlannedRow } from './plan.js';
 
@@ -83,7 +83,8 @@ export interface ImportOptions {
 }
 
 export const MAX_ERROR_ROWS = 1000;
-const BATCH_SIZE = 500;
+/** Small enough that a batch's transaction holds the embedded database's one connection only briefly. */
+const BATCH_SIZE = 100;
 
 /** Gives the event loop a turn between batches, so requests are served while a long import runs. */
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -212,8 +213,10 @@ async function applyBatch(deps: ImportDeps, tiers: TierCatalogue, planned: Plann
     return await inTransaction(deps.db, async (trx) => {
       const again = await planWith(trx, deps, tiers, rows);
       const byLine = new Map(again.map((p) => [p.line, p]));
+      // The batch's new members in one statement; each row's tier and customer after.
+      const created = await insertImportedUsers(trx, again.flatMap((p) => (p.outcome === 'create' ? [importedUser(p.row, deps.clock.now())] : [])), deps.clock.now());
       const out: RowReport[] = [];
-      for (const p of applicable) out.push(p.outcome === 'error' ? report(p) : await applyRow(trx, deps, byLine.get(p.line)!, readings));
+      for (const p of applicable) out.push(p.outcome === 'error' ? report(p) : await applyRow(trx, deps, byLine.get(p.line)!, readings, created));
       return out;
     });
   } catch {
@@ -244,23 +247,28 @@ class LinkReadError {
   constructor(readonly message: string) {}
 }
 
-/** Applies one planned row inside the batch's transaction. */
-async function applyRow(trx: Kysely<DB>, deps: ImportDeps, p: PlannedRow, readings: Map<string, unknown>): Promise<RowReport> {
+/** The user a create row makes: passwords are never imported (the member signs in through a password reset). */
+const importedUser = (row: MemberRow, now: Date): ImportedUser => ({
+  email: row.email,
+  firstName: row.firstName,
+  lastName: row.firstName !== null ? row.lastName : null,
+  // A sign-up time in the future is not one: the import's time is used.
+  createTime: row.createdAt && row.createdAt.getTime() < now.getTime() ? row.createdAt : null,
+  contactPreferences: row.subscribedToEmails ? 'email' : null,
+  stripeCustomerId: row.stripeCustomerId,
+});
+
+/**
+ * Applies one planned row inside the batch's transaction. A create row's user is in `created` when the
+ * batch made it in bulk; otherwise (a row applied on its own) it is made here.
+ */
+async function applyRow(trx: Kysely<DB>, deps: ImportDeps, p: PlannedRow, readings: Map<string, unknown>, created?: Map<string, number>): Promise<RowReport> {
   if (p.outcome === 'error' || p.outcome === 'unchanged') return report(p);
   const { row } = p;
   const now = deps.clock.now();
   let userId: number;
   if (p.outcome === 'create') {
-    userId = await createUser(trx, {
-      email: row.email,
-      // Passwords are never imported: the member signs in through a password reset (or a passkey later).
-      password: null,
-      ...(row.firstName !== null ? { firstName: row.firstName, lastName: row.lastName } : {}),
-      now,
-      ...(row.createdAt && row.createdAt.getTime() < now.getTime() ? { createTime: row.createdAt } : {}),
-      contactPreferences: row.subscribedToEmails ? 'email' : null,
-      stripeCustomerId: row.stripeCustomerId,
-    });
+    userId = created?.get(row.email.toLowerCase()) ?? (await insertImportedUsers(trx, [importedUser(row, now)], now)).get(row.email.toLowerCase())!;
   } else {
     const existing = p.existing!;
     userId = existing.userId;
@@ -281,4 +289,21 @@ async function applyRow(trx: Kysely<DB>, deps: ImportDeps, p: PlannedRow, readin
     else if (deps.linkerMissing) notes.push(deps.linkerMissing);
   }
   return report(p, notes);
+}
+
+/**
+ * Reads the whole file once as a member CSV, without the database: its data rows, or CsvError /
+ * HeaderError for a file that is not one (so a run is refused before it starts).
+ */
+export async function checkMemberCsv(source: Readable | AsyncIterable<Buffer>): Promise<{ rows: number }> {
+  let header = false;
+  let rows = 0;
+  for await (const rec of csvRecords(source)) {
+    if (!header) {
+      readHeader(rec.fields);
+      header = true;
+    } else rows++;
+  }
+  if (!header) readHeader([]);
+  return { rows };
 }

@@ -1,9 +1,8 @@
 import { createImportJob, readImportJob } from '../../accounts/member-import/jobs.js';
-import { HeaderError, readHeader } from '../../accounts/member-import/columns.js';
+import { checkMemberCsv } from '../../accounts/member-import/import.js';
 import { activeDriveStorage } from '../../drive/storage.js';
 import { openPurposeFile } from '../../drive/uploads/purpose-files.js';
 import { validationError } from '../../http/errors.js';
-import { csvRecords } from '../../lib/csv.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 import { notCsvRefusal, requireImportFile } from './import-shared.js';
@@ -30,16 +29,9 @@ export default defineAction({
     if (typeof dryRun !== 'boolean') throw validationError({ options: 'dry_run must be true or false' });
     const file = await requireImportFile(db, input.upload, me.usr_user_id);
     const stream = await openPurposeFile(activeDriveStorage().blobs, file);
-    let rows = 0;
+    let rows: number;
     try {
-      let header = false;
-      for await (const rec of csvRecords(stream)) {
-        if (!header) {
-          readHeader(rec.fields);
-          header = true;
-        } else rows++;
-      }
-      if (!header) throw new HeaderError('the file is empty');
+      rows = (await checkMemberCsv(stream)).rows;
     } catch (e) {
       throw notCsvRefusal(e) ?? e;
     } finally {
