@@ -22,10 +22,16 @@ function countsLine(c: ImportSummary['counts']): SafeHtml {
   return html`<span class="count-create">${c.create} to create</span> · <span class="count-update">${c.update} to update</span> · <span class="count-unchanged">${c.unchanged} unchanged</span> · <span class="count-error">${c.error} skipped</span>`;
 }
 
+/** What a row changes, in words: "name, subscribed to emails, tier: Gold Tier". */
+function details(r: RowReport): string {
+  const changes = (r.changes ?? []).map((c) => (c === 'tier' ? `tier: ${r.tier ?? ''}` : c.replace(/_/g, ' ')));
+  return [...changes, ...(r.notes ?? [])].join(', ') || '—';
+}
+
 function rowsTable(id: string, rows: RowReport[]): SafeHtml {
   return html`<div style="overflow-x:auto"><table id="${id}" class="stack"><thead><tr><th>Line</th><th>Email</th><th>Outcome</th><th>Details</th></tr></thead><tbody>
 ${rows.map((r) => html`<tr data-line="${r.line}" data-outcome="${r.outcome}"><td data-label="Line">${r.line}</td><td data-label="Email">${r.email || '—'}</td><td data-label="Outcome">${OUTCOME_LABELS[r.outcome] ?? r.outcome}</td>
-<td data-label="Details">${r.outcome === 'error' ? r.message ?? '' : [...(r.changes ?? []).map((c) => c.replace(/_/g, ' ')), r.tier ? `tier ${r.tier}` : '', ...(r.notes ?? [])].filter(Boolean).join(', ') || '—'}</td></tr>`)}
+<td data-label="Details">${r.outcome === 'error' ? r.message ?? '' : details(r)}</td></tr>`)}
 </tbody></table></div>`;
 }
 
@@ -58,7 +64,6 @@ export function memberImportPages(web: FastifyInstance, services: Services): voi
   async function page(reply: FastifyReply, viewer: Viewer & { user: { usr_user_id: number } }, opts: { preview?: { fileId: number; name: string | null; summary: ImportSummary } | null; error?: string; status?: number } = {}) {
     const { preview } = opts;
     const body = html`${adminNav()}
-<h1>Import and export members</h1>
 ${opts.error ? html`<p class="error" id="import-error" role="alert">${opts.error}</p>` : ''}
 <div class="card">
   <h2>Import a member CSV</h2>
@@ -170,7 +175,7 @@ ${preview
     const body = html`${adminNav()}
 <p><a href="${base}">← Import and export members</a></p>
 <div class="card">
-  <h2>Member import ${job.job_id}</h2>
+  <h2>Progress</h2>
   ${progressBlock(job)}
   <div id="job-report">${job.report ? html`${columnsNote(job.report)}${job.report.errors.length > 0 ? html`<h3>Skipped rows</h3>${rowsTable('job-errors', job.report.errors)}` : html`<p>No row was skipped.</p>`}` : ''}</div>
   <p class="help" id="job-refresh"${job.status === 'done' || job.status === 'failed' ? html` hidden` : ''}><a href="${base}/jobs/${job.job_id}">Refresh</a> (this page follows the import by itself while scripts run).</p>
