@@ -216,7 +216,10 @@ async function applyBatch(deps: ImportDeps, tiers: TierCatalogue, planned: Plann
       // The batch's new members in one statement; each row's tier and customer after.
       const created = await insertImportedUsers(trx, again.flatMap((p) => (p.outcome === 'create' ? [importedUser(p.row, deps.clock.now())] : [])), deps.clock.now());
       const out: RowReport[] = [];
-      for (const p of applicable) out.push(p.outcome === 'error' ? report(p) : await applyRow(trx, deps, byLine.get(p.line)!, readings, created));
+      const tierQueue: TierAssignment[] = [];
+      for (const p of applicable) out.push(p.outcome === 'error' ? report(p) : await applyRow(trx, deps, byLine.get(p.line)!, readings, created, tierQueue));
+      // The batch's manual assignments together, through the membership service (as many assignManually).
+      await deps.membership.within(trx).noting({ how: 'import' }).assignManuallyMany(tierQueue, deps.actor?.usr_user_id ?? null);
       return out;
     });
   } catch {
@@ -260,9 +263,19 @@ const importedUser = (row: MemberRow, now: Date): ImportedUser => ({
 
 /**
  * Applies one planned row inside the batch's transaction. A create row's user is in `created` when the
- * batch made it in bulk; otherwise (a row applied on its own) it is made here.
+ * batch made it in bulk; otherwise (a row applied on its own) it is made here. A tier goes into
+ * `tierQueue` for the batch's bulk assignment when one is given, else is assigned at once.
  */
-async function applyRow(trx: Kysely<DB>, deps: ImportDeps, p: PlannedRow, readings: Map<string, unknown>, created?: Map<string, number>): Promise<RowReport> {
+type TierAssignment = { userId: number; tierId: number };
+
+async function applyRow(
+  trx: Kysely<DB>,
+  deps: ImportDeps,
+  p: PlannedRow,
+  readings: Map<string, unknown>,
+  created?: Map<string, number>,
+  tierQueue?: TierAssignment[],
+): Promise<RowReport> {
   if (p.outcome === 'error' || p.outcome === 'unchanged') return report(p);
   const { row } = p;
   const now = deps.clock.now();
@@ -281,7 +294,10 @@ async function applyRow(trx: Kysely<DB>, deps: ImportDeps, p: PlannedRow, readin
     if (Object.keys(set).length > 0) await trx.updateTable('usr_users').set({ ...set, usr_update_time: now }).where('usr_user_id', '=', userId).execute();
   }
   if (p.changes.includes('tier') && p.tier) {
-    await deps.membership.within(trx).noting({ how: 'import' }).assignManually(userId, p.tier.tierId, deps.actor?.usr_user_id ?? null);
+    // A row whose customer is linked now takes its tier first, so that the subscription's grant follows it.
+    const linksNow = p.changes.includes('stripe_customer_id') && deps.linker !== null;
+    if (tierQueue && !linksNow) tierQueue.push({ userId, tierId: p.tier.tierId });
+    else await deps.membership.within(trx).noting({ how: 'import' }).assignManually(userId, p.tier.tierId, deps.actor?.usr_user_id ?? null);
   }
   const notes: string[] = [];
   if (p.changes.includes('stripe_customer_id')) {
