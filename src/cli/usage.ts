@@ -3,6 +3,7 @@ export const USAGE = {
   serve: ['gatehouse serve [--dev]'],
   migrate: ['gatehouse migrate'],
   user: ['gatehouse user create --email E --password P [--permission N] [--first-name F] [--last-name L]'],
+  member: ['gatehouse member import FILE [--dry-run]', 'gatehouse member export [--out FILE]'],
   key: [
     'gatehouse key create --user-id N --permission 1..4 [--ip-restriction "ip,ip"] [--start-time T] [--expires-time T] [--name S] [--inactive]',
     'gatehouse key revoke --api-key-id N',
