@@ -25,6 +25,8 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   tier: { usage: USAGE.tier, load: async () => (await import('../cli/tier.js')).tierCommand },
   backup: { usage: USAGE.backup, load: async () => (await import('../cli/backup.js')).backupCommand },
   store: { usage: USAGE.store, load: async () => (await import('../cli/store.js')).storeCommand },
+  import: { usage: USAGE.import, load: async () => (await import('../cli/import.js')).importCommand },
+  export: { usage: USAGE.export, load: async () => (await import('../cli/export.js')).exportCommand },
 };
 
 export const EXIT_OK = 0;

@@ -26,6 +26,7 @@ import * as billingFlows from './0034_billing_flows.js';
 import * as billingIssueStates from './0035_billing_issue_states.js';
 import * as outboundEvents from './0036_outbound_events.js';
 import * as memberEmails from './0039_member_emails.js';
+import * as ghostImports from './0040_ghost_imports.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0035_billing_issue_states': billingIssueStates,
   '0036_outbound_events': outboundEvents,
   '0039_member_emails': memberEmails,
+  '0040_ghost_imports': ghostImports,
 };
