@@ -95,7 +95,7 @@ export function parseGhostExport(text: string): { meta: { version: string; expor
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new GhostExportError('The file is not JSON: expected a Ghost export (Settings → Labs → Export your content)');
+    throw new GhostExportError('The file is not JSON: expected a Ghost content export');
   }
   const root = isRecord(parsed) && Array.isArray(parsed.db) ? parsed.db[0] : parsed;
   if (!isRecord(root) || !isRecord(root.meta) || !isRecord(root.data)) {

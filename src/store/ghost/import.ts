@@ -90,7 +90,7 @@ export async function importGhostContent(ctx: GhostImportContext, meta: { versio
   const tiers = await importTiers(ctx, data, report);
   await importContent(ctx, data, tiers, report);
   if (data.tags.length > 0) report.notes.push(`${data.tags.length} tags are kept with each post for the content export; Gatehouse has no tags.`);
-  report.notes.push('Newsletters, members, comments and settings are not part of the content import (members: `gatehouse member import`).');
+  report.notes.push('Newsletters, members, comments and settings are not part of the content import; members come from Ghost\'s member CSV (gatehouse member import).');
   return report;
 }
 
@@ -166,7 +166,7 @@ async function authorsByPost(db: Kysely<GhostDB>, data: GhostData): Promise<Map<
   const first = new Map<string, string>();
   for (const link of [...data.posts_authors].sort((a, b) => (a.sort_order ?? 0) - (b.sort_order ?? 0))) if (!first.has(link.post_id)) first.set(link.post_id, link.author_id);
   const emails = [...new Set([...first.values()].map((id) => users.get(id)?.email?.toLowerCase()).filter((e): e is string => typeof e === 'string'))];
-  const local = emails.length === 0 ? [] : await db.selectFrom('usr_users').select(['usr_user_id', 'usr_email']).where((eb) => eb.fn('lower', ['usr_email']), 'in', emails).where('usr_delete_time', 'is', null).execute();
+  const local = emails.length === 0 ? [] : await db.selectFrom('usr_users').select(['usr_user_id', 'usr_email']).where((eb) => eb.fn('lower', ['usr_email']), 'in', emails).where('usr_permission', '>=', STAFF_PERMISSION).where('usr_delete_time', 'is', null).execute();
   const byEmail = new Map(local.map((u) => [u.usr_email.toLowerCase(), u.usr_user_id]));
   const result = new Map<string, { email: string | null; userId: number | null }>();
   for (const [postId, authorId] of first) {
@@ -244,17 +244,17 @@ async function importContent(ctx: GhostImportContext, data: GhostData, tiers: Im
           report.counts.post.skipped++;
           continue;
         }
-        if (author?.email && author.userId === null) missingAuthors++;
         if (gate.widened) report.widened.push({ kind, ghost_id: post.id, slug: label, tiers: gate.widened.tiers, also_readable_by: gate.widened.missing, level: gate.widened.level });
         const body = (post.plaintext ?? (post.html ? plainText(post.html) : '')).trim();
         const source = JSON.stringify(sourceOf(post, body, tagsOf.get(post.id) ?? [], author?.email ?? null, named));
         const outcome = kind === 'post' ? await upsertPost(trx, post, body, gate.level, authorId as number, source) : await upsertPage(trx, post, body, gate.level, authorId, source);
         report.counts[kind][outcome.result]++;
+        if (outcome.result === 'created' && author?.email && author.userId === null) missingAuthors++;
         await remember(trx, ctx.clock, kind, post.id, outcome.localId, source);
       }
     });
   }
-  if (missingAuthors > 0) report.notes.push(`${missingAuthors} posts have a Ghost author with no account here by email; they are credited to user ${String(fallback)}.`);
+  if (missingAuthors > 0) report.notes.push(`${missingAuthors} posts and pages have a Ghost author with no staff account here by email; they are credited to user ${String(fallback)}.`);
 }
 
 type Upserted = { result: 'created' | 'updated' | 'unchanged'; localId: number };

@@ -16,7 +16,7 @@ const MB = GHOST_EXPORT_MAX_BYTES / (1024 * 1024);
 
 function uploadForm(viewer: Viewer) {
   return html`<div class="card" id="ghost-upload">
-  <p class="help">In Ghost Admin, open Settings → Migration tools → Export content, and upload the JSON file here (at most ${String(MB)} MB).
+  <p class="help">In Ghost Admin, export your content (Settings → Advanced → Import/Export → Export content) and upload the JSON file here (at most ${String(MB)} MB).
   Tiers, posts and pages come over with their gates; importing the same file again changes nothing. Members come over separately, from Ghost's member CSV.
   The operator guide’s “Moving from Ghost” says what is and is not carried over.</p>
   <form method="post" action="${PATH}" enctype="multipart/form-data">${tokenInput(viewer, FORM_NAME)}
