@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,6 +170,12 @@ describe('Ghost content import', () => {
       err.length = 0;
       expect(await runCli(['import', 'ghost', path.join(dir, 'missing.json')], io)).toBe(2);
       expect(err.join('')).toMatch(/^gatehouse import: Cannot read .*missing\.json: ENOENT\n$/);
+      err.length = 0;
+      const huge = path.join(dir, 'huge.json');
+      writeFileSync(huge, '');
+      truncateSync(huge, 64 * 1024 * 1024 + 1);
+      expect(await runCli(['import', 'ghost', huge], io)).toBe(2);
+      expect(err.join('')).toBe(`gatehouse import: ${huge} is 67108865 bytes, over the 64 MB limit of a Ghost content export\n`);
       err.length = 0;
       expect(await runCli(['import', 'ghost'], io)).toBe(2);
       expect(err.join('')).toBe('gatehouse import: usage: gatehouse import ghost EXPORT.json\n');
