@@ -27,6 +27,8 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   backup: { usage: USAGE.backup, load: async () => (await import('../cli/backup.js')).backupCommand },
   store: { usage: USAGE.store, load: async () => (await import('../cli/store.js')).storeCommand },
   webhook: { usage: USAGE.webhook, load: async () => (await import('../cli/webhook.js')).webhookCommand },
+  import: { usage: USAGE.import, load: async () => (await import('../cli/import.js')).importCommand },
+  export: { usage: USAGE.export, load: async () => (await import('../cli/export.js')).exportCommand },
 };
 
 export const EXIT_OK = 0;

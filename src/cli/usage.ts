@@ -13,6 +13,8 @@ export const USAGE = {
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
   backup: ['gatehouse backup create', 'gatehouse backup restore FILE'],
+  import: ['gatehouse import ghost EXPORT.json'],
+  export: ['gatehouse export content [--out FILE]'],
   store: ['gatehouse store unresolved', 'gatehouse store replay --event-id ID [--source SOURCE]', 'gatehouse store reconcile [--user-id N] [--source SOURCE] [--dry-run]'],
   webhook: [
     'gatehouse webhook list',

@@ -24,6 +24,7 @@ import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
 import { memberEmailsAdminPages } from './pages/admin/emails.js';
 import { outboxAdminPages } from './pages/admin/outbox.js';
+import { ghostImportAdminPages } from './pages/admin/ghost-import.js';
 import { pricingPage } from './pages/pricing.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
@@ -88,6 +89,7 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   dashboardPage(web, services);
   memberEmailsAdminPages(web, services);
   outboxAdminPages(web, services);
+  await ghostImportAdminPages(web, services);
   pricingPage(web, services);
 
   // A plugin's pages: while it is inactive, the same not-found page as a path that was never a page.
