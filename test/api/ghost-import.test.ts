@@ -332,3 +332,29 @@ describe(`gatehouse import ghost / export content (${onPostgres ? 'PostgreSQL' :
     expect(await cli(second, 'import', 'ghost', out)).toMatchObject({ counts: { tier: { created: 0, updated: 0, unchanged: 4, skipped: 0 }, post: { created: 0, updated: 0, unchanged: 7, skipped: 0 }, page: { created: 0, updated: 0, unchanged: 2, skipped: 0 } } });
   });
 });
+
+describe('Ghost content import and outbound events', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await t.createUser({ email: 'owner@ledger.example.com', permission: 10 });
+  });
+  afterAll(async () => t?.close());
+
+  it('announces no post.published for posts published on Ghost already; a scheduled post is announced once when its time comes', async () => {
+    await runImport(t);
+    const publications = async () =>
+      (await t.services.db.selectFrom('obe_outbound_events').select('obe_payload').where('obe_type', '=', 'post.published').execute()).map(
+        (r) => (typeof r.obe_payload === 'string' ? JSON.parse(r.obe_payload) : r.obe_payload) as { data: { post_id: number } },
+      );
+    await t.services.scheduler.runNow('post_publication_events');
+    expect(await publications()).toEqual([]);
+    const scheduled = (await localIds(t, 'post')).get(ghostId('coming-next-month'))!;
+    t.clock.set('2030-01-01T09:00:01Z');
+    await t.services.scheduler.runNow('post_publication_events');
+    await t.services.scheduler.runNow('post_publication_events');
+    const announced = await publications();
+    expect(announced.map((e) => e.data.post_id)).toEqual([scheduled]);
+  });
+});
