@@ -97,8 +97,9 @@ describe('member import: the upload purpose', () => {
     const other = await t.staffHeaders();
     const fileId = await uploadCsv('email\nx@example.com\n', other.headers);
     const res = await action(t, staff.headers, 'member_import_preview', { upload: fileId });
-    expect(res.statusCode).toBe(404);
-    expect(res.json.errortype).toBe('NotFound');
+    expect(res.statusCode).toBe(422);
+    expect(res.json.errortype).toBe('ActionError');
+    expect(res.json.data).toEqual({ reason: 'not_found' });
   });
 });
 

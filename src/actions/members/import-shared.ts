@@ -9,7 +9,7 @@ import type { DB } from '../../db/types.js';
 import type { DriveStorage } from '../../drive/storage.js';
 import { findPurposeFile, openPurposeFile, type PurposeFile } from '../../drive/uploads/purpose-files.js';
 import { MEMBER_IMPORT_PURPOSE } from '../../drive/uploads/purposes.js';
-import { notFound, validationError, type ApiError } from '../../http/errors.js';
+import { businessError, validationError, type ApiError } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { CsvError } from '../../lib/csv.js';
 import type { Settings } from '../../settings/store.js';
@@ -20,7 +20,7 @@ import { TierMembershipService } from '../../tiers/membership.js';
 /** The caller's uploaded member CSV (an upload of purpose member_import), or 404. */
 export async function requireImportFile(db: Kysely<DB>, fileId: number, userId: number): Promise<PurposeFile> {
   const file = await findPurposeFile(db, MEMBER_IMPORT_PURPOSE, fileId, userId);
-  if (!file) throw notFound(`No member_import upload with file id ${fileId} of yours`);
+  if (!file) throw businessError(`No member_import upload with file id ${fileId} of yours`, { reason: 'not_found' });
   return file;
 }
 

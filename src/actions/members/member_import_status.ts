@@ -1,5 +1,5 @@
 import { readImportJob } from '../../accounts/member-import/jobs.js';
-import { notFound } from '../../http/errors.js';
+import { businessError } from '../../http/errors.js';
 import { actingUser } from '../account/user.js';
 import { defineAction } from '../define.js';
 
@@ -15,7 +15,7 @@ export default defineAction({
   async run({ input, user, db }) {
     actingUser(user);
     const job = await readImportJob(db, input.job_id);
-    if (!job) throw notFound(`No member import job ${input.job_id}`);
+    if (!job) throw businessError(`No member import job ${input.job_id}`, { reason: 'not_found' });
     const { user_id: _owner, ...view } = job;
     return { data: { job: view } };
   },
