@@ -61,6 +61,50 @@ export async function createUser(db: Kysely<DB>, input: NewUser): Promise<number
   });
 }
 
+/** A user made by an import: no password (the member signs in through a password reset). */
+export interface ImportedUser {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  createTime: Date | null;
+  contactPreferences: string | null;
+  stripeCustomerId: string | null;
+}
+
+/**
+ * The bulk twin of createUser, for an import's batch: every user in one statement, none with a password,
+ * all with permission 0. The caller has checked the addresses (valid, free) inside the same transaction;
+ * a taken one fails the statement on the unique index. Returns the new ids by lower-cased address.
+ */
+export async function insertImportedUsers(db: Kysely<DB>, users: ImportedUser[], now: Date): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  if (users.length === 0) return ids;
+  const rows = await db
+    .insertInto('usr_users')
+    .values(
+      users.map((u) => ({
+        usr_email: u.email.trim(),
+        usr_first_name: (u.firstName ?? u.email.trim().split('@')[0] ?? 'User').slice(0, 32),
+        usr_last_name: u.lastName,
+        usr_password: null,
+        usr_permission: 0,
+        usr_is_activated: true,
+        usr_create_time: u.createTime ?? now,
+        usr_signup_date: u.createTime ?? now,
+        usr_contact_preferences: u.contactPreferences,
+        usr_stripe_customer_id: u.stripeCustomerId,
+        usr_update_time: now,
+      })),
+    )
+    .returning(['usr_user_id', 'usr_email'])
+    .execute();
+  for (const r of rows) ids.set(r.usr_email.toLowerCase(), Number(r.usr_user_id));
+  // member.created for each, as createUser writes it (in the importing batch's transaction).
+  const clock = { now: () => now, nowMs: () => now.getTime() };
+  for (const r of rows) await recordMemberCreated(db, clock, Number(r.usr_user_id));
+  return ids;
+}
+
 export async function findUserIdByEmail(db: Kysely<DB>, email: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('usr_users')

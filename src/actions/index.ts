@@ -26,6 +26,7 @@ import { passkeyActions } from './passkeys/index.js';
 import { vaultActions } from './vault/index.js';
 import { driveManageActions, driveUploadActions } from './drive/index.js';
 import { webhookActions } from './webhooks/index.js';
+import { memberImportActions } from './members/index.js';
 import { ActionRegistry } from './registry.js';
 
 /** Core actions, by name. A new action is one file and one line here. */
@@ -55,6 +56,7 @@ export const coreActions: Action[] = [
   storeResync,
   ...driveManageActions,
   ...driveUploadActions,
+  ...memberImportActions,
   ...passkeyActions,
   ...vaultActions,
   ...webhookActions,

@@ -18,6 +18,7 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   serve: { usage: USAGE.serve, load: async () => (await import('./serve.js')).serveCommand },
   migrate: { usage: USAGE.migrate, load: async () => (await import('../cli/migrate.js')).migrateCommand },
   user: { usage: USAGE.user, load: async () => (await import('../cli/user.js')).userCommand },
+  member: { usage: USAGE.member, load: async () => (await import('../cli/member.js')).memberCommand },
   key: { usage: USAGE.key, load: async () => (await import('../cli/key.js')).keyCommand },
   setting: { usage: USAGE.setting, load: async () => (await import('../cli/setting.js')).settingCommand },
   plugin: { usage: USAGE.plugin, load: async () => (await import('../cli/plugin.js')).pluginCommand },
@@ -26,6 +27,8 @@ export const commands: Record<string, { usage: readonly string[]; load(): Promis
   backup: { usage: USAGE.backup, load: async () => (await import('../cli/backup.js')).backupCommand },
   store: { usage: USAGE.store, load: async () => (await import('../cli/store.js')).storeCommand },
   webhook: { usage: USAGE.webhook, load: async () => (await import('../cli/webhook.js')).webhookCommand },
+  import: { usage: USAGE.import, load: async () => (await import('../cli/import.js')).importCommand },
+  export: { usage: USAGE.export, load: async () => (await import('../cli/export.js')).exportCommand },
 };
 
 export const EXIT_OK = 0;

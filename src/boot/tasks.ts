@@ -10,6 +10,8 @@ import { purgeDriveUploadsTask } from '../drive/uploads/purge-task.js';
 import { sealDriveFolderNamesTask } from '../drive/seal-folder-names-task.js';
 import { reconcileDriveUsageTask } from '../drive/reconcile-usage-task.js';
 import { purgeIdempotencyKeysTask } from '../actions/purge-idempotency-keys-task.js';
+import { memberImportTask } from '../actions/members/import-task.js';
+import type { MemberImportServices } from '../actions/members/import-shared.js';
 import { purgeRequestLogsTask } from '../http/purge-request-logs-task.js';
 import { storeReconcileTask } from '../store/reconcile/task.js';
 import { subscriptionPeriodEndTask } from '../store/lifecycle/period-end-task.js';
@@ -19,7 +21,7 @@ import type { TaskDefinition } from '../tasks/scheduler.js';
 import { purgeWebhookAttemptsTask } from '../outbound/webhooks/purge-task.js';
 
 /** Every scheduled task; `gatehouse task run NAME|all` and the scheduler both read this list. */
-export function allTasks(services: BackupTaker & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem; driveStorage: DriveStorage }): TaskDefinition[] {
+export function allTasks(services: BackupTaker & MemberImportServices & { config: Config; settings: Settings; webSessions: WebSessions; store: StoreSystem; driveStorage: DriveStorage }): TaskDefinition[] {
   return [
     purgeRequestLogsTask(services.settings),
     {
@@ -39,5 +41,6 @@ export function allTasks(services: BackupTaker & { config: Config; settings: Set
     sealDriveFolderNamesTask,
     backupSiteTask(services),
     purgeWebhookAttemptsTask,
+    memberImportTask(services),
   ];
 }

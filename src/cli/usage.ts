@@ -3,6 +3,7 @@ export const USAGE = {
   serve: ['gatehouse serve [--dev]'],
   migrate: ['gatehouse migrate'],
   user: ['gatehouse user create --email E --password P [--permission N] [--first-name F] [--last-name L]'],
+  member: ['gatehouse member import FILE [--dry-run]', 'gatehouse member export [--out FILE]'],
   key: [
     'gatehouse key create --user-id N --permission 1..4 [--ip-restriction "ip,ip"] [--start-time T] [--expires-time T] [--name S] [--inactive]',
     'gatehouse key revoke --api-key-id N',
@@ -12,6 +13,8 @@ export const USAGE = {
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],
   backup: ['gatehouse backup create', 'gatehouse backup restore FILE'],
+  import: ['gatehouse import ghost EXPORT.json'],
+  export: ['gatehouse export content [--out FILE]'],
   store: ['gatehouse store unresolved', 'gatehouse store replay --event-id ID [--source SOURCE]', 'gatehouse store reconcile [--user-id N] [--source SOURCE] [--dry-run]'],
   webhook: [
     'gatehouse webhook list',

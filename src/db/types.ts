@@ -38,6 +38,8 @@ export interface UsersTable {
   usr_date_of_birth: ColumnType<string | null, string | null | undefined, string | null>;
   usr_gender: ColumnType<string | null, string | null | undefined, string | null>;
   usr_signup_ip: ColumnType<string | null, string | null | undefined, string | null>;
+  usr_signup_date: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  usr_stripe_customer_id: ColumnType<string | null, string | null | undefined, string | null>;
   usr_phn_phone_number_id: ColumnType<number | null, number | null | undefined, number | null>;
   usr_email_is_verified_time: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   usr_create_time: GeneratedTimestamp;

@@ -69,6 +69,7 @@ export const settingDefinitions: SettingDefinition[] = [
   int('drive_max_folder_depth', 32, 'Deepest nesting of Drive folders', 1, 1000),
   int('drive_upload_chunk_bytes', 8 * 1024 * 1024, 'Largest chunk of a Drive upload, bytes (returned by drive_upload_init as chunk_bytes)', 64 * 1024, 64 * 1024 * 1024),
   int('upload_mail_import_archive_max_bytes', 4 * 1024 * 1024 * 1024, 'Most mail import archive bytes one member holds: each upload, and all held archives with open archive uploads together', 1),
+  int('upload_member_import_max_bytes', 512 * 1024 * 1024, 'Most member import CSV bytes one staff member holds: each upload, and all held CSVs with open CSV uploads together', 1),
   // Passkeys
   int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
   { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },

@@ -49,6 +49,27 @@ export interface TierChange {
 }
 
 /** Writes one cht_change_tracking row for a tier membership change or skip. */
+/** Writes many tier change rows in one statement (a bulk manual assignment). */
+export async function recordTierChanges(db: Kysely<DB>, changes: TierChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  await db.insertInto('cht_change_tracking').values(changes.map(tierChangeRow)).execute();
+}
+
+const tierChangeRow = (c: TierChange) => ({
+  cht_entity_type: TIER_ENTITY_TYPE,
+  cht_entity_id: c.tierId,
+  cht_usr_user_id: c.userId,
+  cht_field_name: TIER_MEMBERSHIP_FIELD,
+  cht_old_value: c.oldTierId === null ? null : String(c.oldTierId),
+  cht_new_value: c.newTierId === null ? null : String(c.newTierId),
+  cht_change_time: c.at,
+  cht_change_reason: c.reason,
+  cht_reference_type: c.reference?.type ?? null,
+  cht_reference_id: c.reference?.id ?? null,
+  cht_changed_by_usr_user_id: c.changedBy,
+  cht_metadata: JSON.stringify(c.metadata),
+});
+
 export async function recordTierChange(db: Kysely<DB>, c: TierChange): Promise<void> {
   await db
     .insertInto('cht_change_tracking')

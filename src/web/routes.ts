@@ -19,10 +19,12 @@ import { tierListPage } from './pages/admin/tier-list.js';
 import { tierEditPages } from './pages/admin/tiers.js';
 import { tierMembersPage } from './pages/admin/tier-members.js';
 import { memberAdminPage } from './pages/admin/member.js';
+import { memberImportPages } from './pages/admin/member-import.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
 import { memberEmailsAdminPages } from './pages/admin/emails.js';
 import { outboxAdminPages } from './pages/admin/outbox.js';
+import { ghostImportAdminPages } from './pages/admin/ghost-import.js';
 import { pricingPage } from './pages/pricing.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
@@ -32,7 +34,7 @@ import { driveFilePages } from './pages/drive-files.js';
 import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'admin-import.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 /** What the pages need of each loaded plugin: its pages, if it has any. */
@@ -77,6 +79,7 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   tierEditPages(web, services);
   tierMembersPage(web, services);
   memberAdminPage(web, services);
+  memberImportPages(web, services);
   productAdminPages(web, services);
   subscriptionPage(web, services);
   orderPage(web, services);
@@ -86,6 +89,7 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   dashboardPage(web, services);
   memberEmailsAdminPages(web, services);
   outboxAdminPages(web, services);
+  await ghostImportAdminPages(web, services);
   pricingPage(web, services);
 
   // A plugin's pages: while it is inactive, the same not-found page as a path that was never a page.

@@ -87,7 +87,7 @@ describe('storage limits', () => {
       const off = await action(t, m.headers, 'drive_upload_init', { purpose: 'mail_import_archive', name: 'a.mbox', size_bytes: 10 });
       expect(off.statusCode).toBe(422);
       expect(off.json.errortype).toBe('ValidationError');
-      expect(off.json.validation_errors).toEqual({ purpose: 'must be one of drive' });
+      expect(off.json.validation_errors).toEqual({ purpose: 'must be one of drive, member_import' });
       // An upload opened while the plugin was on cannot complete after it went off.
       await t.services.plugins.setActive('mailbox', true);
       const opened = await action(t, m.headers, 'drive_upload_init', { purpose: 'mail_import_archive', name: 'x.mbox', size_bytes: 100 });

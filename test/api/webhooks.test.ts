@@ -101,8 +101,9 @@ describe('endpoints are managed by superadmins through actions', () => {
     expect(on.json.data).toMatchObject({ enabled: true, disabled_reason: null });
     expect((await action('webhook_endpoint_delete', { endpoint_id: id })).statusCode).toBe(200);
     const gone = await action('webhook_endpoint_delete', { endpoint_id: id });
-    expect(gone.statusCode).toBe(404);
-    expect(gone.json.errortype).toBe('NotFound');
+    expect(gone.statusCode).toBe(422);
+    expect(gone.json.errortype).toBe('ActionError');
+    expect(gone.json.data).toEqual({ reason: 'not_found' });
   });
 
   it('is not served under /management', async () => {

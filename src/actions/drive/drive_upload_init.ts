@@ -7,7 +7,7 @@ import { availablePurposes, purposeHeldBytes, UPLOAD_PURPOSE_NAMES, uploadPurpos
 import { lockOwnerQuota } from '../../drive/quota.js';
 import { sealUploadMime, sealUploadName } from '../../drive/sealed-files.js';
 import { newUploadKeys } from '../../drive/uploads/sealed-parts.js';
-import { businessError, validationError } from '../../http/errors.js';
+import { authError, businessError, validationError } from '../../http/errors.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { defineAction } from '../define.js';
 import { checkMimeType, checkSha256, resolveDestination } from './drive_upload_shared.js';
@@ -27,7 +27,7 @@ async function blobMimeType(db: Kysely<DB>, blobId: number): Promise<string | nu
 export default defineAction({
   name: 'drive_upload_init',
   description:
-    'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive or mail_import_archive); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
+    'Start a chunked upload: name, size_bytes, optional sha256, mime_type, folder_id (new file) or file_id (new version), purpose (drive, mail_import_archive, or member_import for staff); returns upload_token and chunk_bytes, or {deduped, file} when you already have that content',
   requires_setting: 'drive_active',
   mutates: true,
   // The upload token is a bearer secret stored only hashed: an Idempotency-Key keeps a marker, never it.
@@ -47,6 +47,7 @@ export default defineAction({
     const purpose = uploadPurpose(input.purpose ?? 'drive', owners);
     // A purpose whose owner (plugin) is off does not exist: the same refusal as an unknown one.
     if (!purpose) throw validationError({ purpose: `must be one of ${availablePurposes(owners).map((p) => p.name).join(', ')}` });
+    if (me.usr_permission < purpose.minUserPermission) throw authError(403, `Uploads for ${purpose.name} are for staff only`);
     const sizeBytes = input.size_bytes;
     const sha256 = checkSha256(input.sha256);
     const mimeType = checkMimeType(input.mime_type);

@@ -28,6 +28,8 @@ import * as outboundEvents from './0036_outbound_events.js';
 import * as postPublicationEvents from './0037_post_publication_events.js';
 import * as webhookDelivery from './0038_webhook_delivery.js';
 import * as memberEmails from './0039_member_emails.js';
+import * as memberImportJobs from './0040_member_import_jobs.js';
+import * as ghostImports from './0041_ghost_imports.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +62,6 @@ export const migrations: Record<string, Migration> = {
   '0037_post_publication_events': postPublicationEvents,
   '0038_webhook_delivery': webhookDelivery,
   '0039_member_emails': memberEmails,
+  '0040_member_import_jobs': memberImportJobs,
+  '0041_ghost_imports': ghostImports,
 };

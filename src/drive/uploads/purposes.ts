@@ -4,6 +4,9 @@ import type { Settings } from '../../settings/store.js';
 import { DRIVE_SOURCE } from '../files.js';
 import { UPLOAD_IDLE_SECONDS } from './pending.js';
 
+/** The upload purpose of a member CSV (DESIGN 16); its files are fil_files rows of that source. */
+export const MEMBER_IMPORT_PURPOSE = 'member_import';
+
 /**
  * What an upload is for, fixed at init (DESIGN 9). `drive` makes a Drive file or version under the
  * owner's quota; any other purpose skips folders and the dedup short-circuit and makes a plain file row
@@ -22,11 +25,15 @@ export interface UploadPurpose {
    * uploads together (Drive uses the owner's tier features instead).
    */
   maxBytes(settings: Settings): number;
+  /** The usr_permission a user needs to upload for the purpose (0: anyone; 5: staff). */
+  minUserPermission: number;
 }
 
 const PURPOSES: readonly UploadPurpose[] = [
-  { name: DRIVE_SOURCE, isDrive: true, plugin: null, maxBytes: () => Number.MAX_SAFE_INTEGER },
-  { name: 'mail_import_archive', isDrive: false, plugin: 'mailbox', maxBytes: (s) => s.int('upload_mail_import_archive_max_bytes') },
+  { name: DRIVE_SOURCE, isDrive: true, plugin: null, maxBytes: () => Number.MAX_SAFE_INTEGER, minUserPermission: 0 },
+  { name: 'mail_import_archive', isDrive: false, plugin: 'mailbox', maxBytes: (s) => s.int('upload_mail_import_archive_max_bytes'), minUserPermission: 0 },
+  // A member CSV to import (DESIGN 16): staff only.
+  { name: MEMBER_IMPORT_PURPOSE, isDrive: false, plugin: null, maxBytes: (s) => s.int('upload_member_import_max_bytes'), minUserPermission: 5 },
 ];
 
 /** Every purpose name (the init schema's options); which of them exist now depends on their owners. */

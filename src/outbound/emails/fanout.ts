@@ -3,6 +3,7 @@ import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { EMAIL_FOR_EVENT } from './templates.js';
 import { queueMemberEmail } from './queue.js';
+import { decodeSettingValue, settingDefinition } from '../../settings/registry.js';
 
 /** What fan-out reads of a recorded event (events.ts's RecordedEvent satisfies it; declared here, no import circle). */
 export interface EventForEmails {
@@ -21,5 +22,15 @@ export interface EventForEmails {
 export async function fanOutEmails(trx: Kysely<DB>, clock: Clock, event: EventForEmails): Promise<void> {
   const template = Object.prototype.hasOwnProperty.call(EMAIL_FOR_EVENT, event.type) ? EMAIL_FOR_EVENT[event.type] : undefined;
   if (!template || event.userId === null) return;
+  // A member created while welcomes are off is never welcomed: nothing is queued (an import of many
+  // members leaves no rows behind). Read in the transaction, so a node's stale memory cannot decide it.
+  if (template === 'welcome' && !(await welcomesOn(trx))) return;
   await queueMemberEmail(trx, clock, { source: event.id, template, userId: event.userId, eventRowId: event.rowId });
+}
+
+async function welcomesOn(trx: Kysely<DB>): Promise<boolean> {
+  const def = settingDefinition('email_welcome_active');
+  if (!def) return false;
+  const row = await trx.selectFrom('stg_settings').select('stg_value').where('stg_name', '=', def.name).executeTakeFirst();
+  return decodeSettingValue(def, row?.stg_value ?? null) === true;
 }

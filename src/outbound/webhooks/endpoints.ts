@@ -2,7 +2,10 @@ import type { Kysely, Selectable } from 'kysely';
 import type { DB, WebhookEndpointsTable } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { formatTimestamp } from '../../lib/time.js';
-import { notFound, validationError } from '../../http/errors.js';
+import { businessError, validationError } from '../../http/errors.js';
+
+/** An id that names nothing: the contract's business refusal (422 ActionError), as Drive answers one. */
+const notFound = (message: string) => businessError(message, { reason: 'not_found' });
 import { isOutboundEventType, OUTBOUND_EVENT_TYPES } from '../catalogue.js';
 import { recordEvent } from '../events.js';
 import { newWebhookSecret, SecretBox } from './secrets.js';

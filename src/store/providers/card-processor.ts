@@ -85,6 +85,13 @@ export interface CardProcessorClient {
    * the card a failed renewal was charged to); its URL, which returns to `returnUrl`.
    */
   billingPortalUrl(subscriptionId: string, returnUrl: string): Promise<string>;
+  /** Every subscription of the customer that has not ended (the processor's default list: canceled ones left out). */
+  customerSubscriptions(customerId: string): Promise<CustomerSubscription[]>;
+}
+
+/** A customer's subscription, with the metadata our checkout put on it (user_id, product_id). */
+export interface CustomerSubscription extends CardSubscription {
+  metadata: Record<string, string>;
 }
 
 function stripeConfig(base: string): Stripe.StripeConfig {
@@ -221,6 +228,14 @@ export class StripeCardProcessorClient implements CardProcessorClient {
     if (!customer) throw new Error(`Subscription ${subscriptionId} names no customer`);
     const session = await this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
     return session.url;
+  }
+
+  async customerSubscriptions(customerId: string): Promise<CustomerSubscription[]> {
+    const out: CustomerSubscription[] = [];
+    for await (const s of this.stripe.subscriptions.list({ customer: customerId, limit: 100 })) {
+      out.push({ ...toSubscription(s), metadata: { ...(s.metadata ?? {}) } });
+    }
+    return out;
   }
 
   async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {

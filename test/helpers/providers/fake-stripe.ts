@@ -94,6 +94,12 @@ export class FakeStripe extends FakeServer {
       await this.complete(s.id);
       return { status: 303, headers: { location: s.success_url }, text: '' };
     });
+    this.route('GET /v1/subscriptions', (req) => {
+      // As the processor lists them: a customer's subscriptions, ended (canceled) ones left out by default.
+      const customer = req.query.get('customer');
+      const data = [...this.subscriptions.values()].filter((s) => (!customer || s.customer === customer) && s.status !== 'canceled');
+      return { json: { object: 'list', url: '/v1/subscriptions', has_more: false, data } };
+    });
     this.route('GET /v1/subscriptions/:id', (req) => this.subscriptionResponse(req.params.id!));
     this.route('POST /v1/subscriptions/:id', (req) => {
       const sub = this.subscriptions.get(req.params.id!);
