@@ -176,7 +176,8 @@ describe(`operator CLI (${onPostgres ? 'PostgreSQL' : 'PGlite through the server
       expect(set.stdout + set.stderr + get.stdout + get.stderr).not.toContain(secret);
     });
 
-    it("reads and sets an installed plugin's settings, with the plugin disabled (configured before enabling) and enabled", async () => {
+    // Twelve commands, each a process of its own: more time than one command's turn on the socket.
+    it("reads and sets an installed plugin's settings, with the plugin disabled (configured before enabling) and enabled", { timeout: 180_000 }, async () => {
       const plugins = (await cli('plugin', 'list')).json.plugins as Array<{ name: string; active: boolean }>;
       expect(plugins.find((p) => p.name === 'mailbox')?.active).toBe(false);
       expect((await cli('setting', 'get', 'mailbox_domain')).json).toEqual({ name: 'mailbox_domain', value: 'localhost' });

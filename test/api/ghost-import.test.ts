@@ -275,7 +275,8 @@ describe('/admin/import/ghost', () => {
   });
 });
 
-describe(`gatehouse import ghost / export content (${onPostgres ? 'PostgreSQL' : 'embedded data directory'})`, () => {
+// Each command opens a data directory and migrates it: the round trip is five commands in real processes.
+describe(`gatehouse import ghost / export content (${onPostgres ? 'PostgreSQL' : 'embedded data directory'})`, { timeout: 120_000 }, () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
