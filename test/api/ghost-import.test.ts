@@ -275,7 +275,7 @@ describe('/admin/import/ghost', () => {
   });
 });
 
-// Each command opens a data directory and migrates it: the round trip is five commands in real processes.
+// Each command opens a data directory and migrates it: the round trip runs a dozen commands.
 describe(`gatehouse import ghost / export content (${onPostgres ? 'PostgreSQL' : 'embedded data directory'})`, { timeout: 120_000 }, () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterAll(async () => {
