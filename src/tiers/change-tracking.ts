@@ -71,23 +71,7 @@ const tierChangeRow = (c: TierChange) => ({
 });
 
 export async function recordTierChange(db: Kysely<DB>, c: TierChange): Promise<void> {
-  await db
-    .insertInto('cht_change_tracking')
-    .values({
-      cht_entity_type: TIER_ENTITY_TYPE,
-      cht_entity_id: c.tierId,
-      cht_usr_user_id: c.userId,
-      cht_field_name: TIER_MEMBERSHIP_FIELD,
-      cht_old_value: c.oldTierId === null ? null : String(c.oldTierId),
-      cht_new_value: c.newTierId === null ? null : String(c.newTierId),
-      cht_change_time: c.at,
-      cht_change_reason: c.reason,
-      cht_reference_type: c.reference?.type ?? null,
-      cht_reference_id: c.reference?.id ?? null,
-      cht_changed_by_usr_user_id: c.changedBy,
-      cht_metadata: JSON.stringify(c.metadata),
-    })
-    .execute();
+  await db.insertInto('cht_change_tracking').values(tierChangeRow(c)).execute();
 }
 
 export const ORDER_ITEM_ENTITY_TYPE = 'order_item';
