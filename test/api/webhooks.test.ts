@@ -4,7 +4,7 @@ import { recordEvent, type OutboundEventType } from '../../src/outbound/events.j
 import { WebhookWorker, FAILING_DISABLE_SECONDS } from '../../src/outbound/webhooks/worker.js';
 import { checkTarget, isPrivateAddress } from '../../src/outbound/webhooks/targets.js';
 import { purgeWebhookAttemptsTask } from '../../src/outbound/webhooks/purge-task.js';
-import { RETRY_DELAYS_SECONDS } from '../../src/outbound/webhooks/schedule.js';
+import { RETRY_DELAYS_SECONDS } from '../../src/outbound/retry-schedule.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { formBody } from '../helpers/actions.js';
 import { startReceiver, type Receiver, type Received } from '../helpers/webhook-receiver.js';

@@ -5,7 +5,7 @@ import { mailerFromSettings, OutboxMailer } from '../../mail/mailer.js';
 import type { Settings } from '../../settings/store.js';
 import { loadTemplates } from './template-store.js';
 import { isMemberEmailKey, renderEmail, type PlaceholderValues } from './templates.js';
-import { retryDelayMs } from './retry.js';
+import { retryDelaySeconds } from '../retry-schedule.js';
 
 export interface SenderLog {
   error(obj: object, msg: string): void;
@@ -19,7 +19,7 @@ export interface MemberEmailSenderDeps {
   /** BASE_URL: the links in the emails. */
   baseUrl: string;
   /** Jitter of the retry delays (tests pin it). */
-  random?: (below: number) => number;
+  random?: () => number;
 }
 
 /** How long a claimed email is left to its node before another may take it (the node may have died mid-send). */
@@ -139,7 +139,8 @@ export class MemberEmailSender {
       }
       return 'sent';
     } catch (err) {
-      const delay = retryDelayMs(email.attempts, this.deps.random);
+      const delaySeconds = retryDelaySeconds(email.attempts, null, this.deps.random);
+      const delay = delaySeconds === null ? null : Math.round(delaySeconds * 1000);
       const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
       this.log?.warn({ err, email: email.id, template: email.template, attempts: email.attempts }, 'member email: sending failed');
       if (delay === null) {

@@ -8,7 +8,7 @@ import type { Settings } from '../../settings/store.js';
 import { recordEvent } from '../events.js';
 import { ALLOW_PRIVATE_SETTING } from './endpoints.js';
 import { DELIVERY_TIMEOUT_MS, postWebhook, type PostOutcome } from './post.js';
-import { parseRetryAfter, retryDelaySeconds } from './schedule.js';
+import { parseRetryAfter, retryDelaySeconds } from '../retry-schedule.js';
 import { SecretBox } from './secrets.js';
 import { webhookHeaders } from './signing.js';
 import { checkTarget, systemResolver, type Resolver } from './targets.js';

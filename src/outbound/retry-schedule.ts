@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
 
 /**
- * The wait after each failed attempt (DESIGN 15): the first attempt is at once, then 5 s, 5 min, 30 min,
+ * The wait after each failed attempt of a webhook delivery or a member email (DESIGN 15: one schedule for
+ * both): the first attempt is at once, then 5 s, 5 min, 30 min,
  * 2 h, 5 h, 10 h, 14 h, 20 h and 24 h. After the last one fails the delivery is given up (status failed);
- * it can still be redelivered by hand.
+ * a delivery can still be redelivered by hand.
  */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400] as const;
 
