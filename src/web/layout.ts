@@ -46,6 +46,7 @@ export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Gatehouse</title>
 ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
+<link rel="alternate" type="application/rss+xml" href="/rss" title="RSS feed of posts">
 <style>${raw(STYLE)}</style>
 <script src="/static/serviceApi.js" defer></script>
 <script src="/static/confirm.js" defer></script>
@@ -76,6 +77,8 @@ export interface PageOptions {
   formActionOrigins?: string[];
   /** A wider main column, for pages built around a table or a grid (the admin dashboard, API keys, pricing). */
   wide?: boolean;
+  /** Images from any https origin (post and page bodies, feature images); otherwise only this site's. */
+  httpsImages?: boolean;
 }
 
 export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {
@@ -84,6 +87,6 @@ export function sendPage(reply: FastifyReply, markup: SafeHtml, status = 200, op
     .code(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', `default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action ${formAction}`)
+    .header('content-security-policy', `default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:${opts.httpsImages ? ' https:' : ''}; frame-ancestors 'none'; form-action ${formAction}`)
     .send(markup.value);
 }

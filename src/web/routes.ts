@@ -9,6 +9,8 @@ import { html } from './html.js';
 import { page, sendPage } from './layout.js';
 import { accountPages } from './pages/account.js';
 import { contentPages } from './pages/content.js';
+import { sitePages } from './pages/site.js';
+import { contentAdminPages } from './pages/admin/content.js';
 import { appLinkPages } from './pages/app-links.js';
 import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { webhooksAdminPage } from './pages/admin/webhooks.js';
@@ -69,6 +71,8 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
 
   accountPages(web, services);
   contentPages(web, services);
+  sitePages(web, services);
+  contentAdminPages(web, services);
   appLinkPages(web, services);
   apiKeysAdminPage(web, services);
   webhooksAdminPage(web, services);

@@ -30,6 +30,7 @@ import * as webhookDelivery from './0038_webhook_delivery.js';
 import * as memberEmails from './0039_member_emails.js';
 import * as memberImportJobs from './0040_member_import_jobs.js';
 import * as ghostImports from './0041_ghost_imports.js';
+import * as contentFeatureImages from './0042_content_feature_images.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '0039_member_emails': memberEmails,
   '0040_member_import_jobs': memberImportJobs,
   '0041_ghost_imports': ghostImports,
+  '0042_content_feature_images': contentFeatureImages,
 };

@@ -41,19 +41,9 @@ function loginForm(viewer: PageViewer, opts: { email?: string; next?: string; er
   );
 }
 
-/** Website sign-in (works without JavaScript), sign-out, registration and the home page. */
+/** Website sign-in (works without JavaScript), sign-out and registration (the home page is in site.ts). */
 export function accountPages(web: FastifyInstance, services: Services): void {
   const { db, buckets, webSessions } = services;
-
-  web.get('/', async (request, reply) => {
-    const viewer = await pageViewer(request, services);
-    const body = viewer.user
-      ? html`<div class="card"><p>Signed in as <strong>${viewer.displayName}</strong> (${viewer.user.usr_email}).</p>
-          ${viewer.session?.loginAsBy ? html`<p class="notice">You are signed in as this member on behalf of a staff account.</p>` : ''}
-          <p><a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a> · <a href="/profile/security">Security and passkeys</a></p></div>`
-      : html`<div class="card"><p>Welcome. <a href="/login">Sign in</a> or <a href="/register">register</a>.</p></div>`;
-    return sendPage(reply, page(viewer, 'Home', body, { formToken: viewer.session ? formToken(viewer.session, 'logout') : '' }));
-  });
 
   web.get('/login', async (request, reply) => {
     const viewer = await pageViewer(request, services);
