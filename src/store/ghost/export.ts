@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
+import { bodyHtml } from '../../models/content-body.js';
 import type { GhostExport, GhostPost, GhostProduct } from './format.js';
 import { ghostDb, type GhostImportKind } from './tables.js';
 
@@ -110,11 +111,12 @@ export async function exportGhostContent(dbIn: Kysely<DB>, clock: Clock): Promis
   const postsTags: { id: string; post_id: string; tag_id: string; sort_order: number }[] = [];
 
   const posts: GhostPost[] = [];
-  function add(kind: 'post' | 'page', localId: number, row: { title: string | null; slug: string | null; body: string; published: boolean; time: Date | null; level: number | null; excerpt: string | null; created: Date; author: number | null; html: string | null }, m: { id: string; source: Source } | undefined) {
+  function add(kind: 'post' | 'page', localId: number, row: { title: string | null; slug: string | null; body: string; published: boolean; time: Date | null; level: number | null; excerpt: string | null; created: Date; author: number | null; html: string | null; image: string | null }, m: { id: string; source: Source } | undefined) {
     const id = m?.id ?? objectId(kind, localId);
     const src = m?.source ?? {};
     const status = !row.published || row.time === null ? (kind === 'post' && row.published ? 'published' : src.status === 'sent' ? 'sent' : 'draft') : row.time.getTime() > now.getTime() ? 'scheduled' : 'published';
-    const html = row.html ?? (src.html && src.body_sha256 === sha256(row.body) ? src.html : paragraphs(row.body));
+    // A body written here is Markdown (models/content-body.ts): Ghost gets it rendered.
+    const html = row.html ?? (src.html && src.body_sha256 === sha256(row.body) ? src.html : m ? paragraphs(row.body) : bodyHtml(row.body));
     const excerpt = src.custom_excerpt && row.excerpt !== null && src.custom_excerpt.slice(0, row.excerpt.length) === row.excerpt ? src.custom_excerpt : row.excerpt;
     posts.push({
       id,
@@ -126,7 +128,7 @@ export async function exportGhostContent(dbIn: Kysely<DB>, clock: Clock): Promis
       html,
       comment_id: id,
       plaintext: row.body,
-      feature_image: src.feature_image ?? null,
+      feature_image: row.image ?? src.feature_image ?? null,
       featured: src.featured ?? false,
       type: kind,
       status,
@@ -158,15 +160,17 @@ export async function exportGhostContent(dbIn: Kysely<DB>, clock: Clock): Promis
 
   const postRows = await db.selectFrom('pst_posts').selectAll().where('pst_delete_time', 'is', null).orderBy('pst_post_id').execute();
   for (const p of postRows) {
-    add('post', p.pst_post_id, { title: p.pst_title, slug: p.pst_link, body: p.pst_body ?? '', published: p.pst_is_published === true, time: p.pst_published_time ? new Date(p.pst_published_time) : null, level: p.pst_tier_min_level, excerpt: p.pst_short_description, created: new Date(p.pst_create_time), author: p.pst_usr_user_id, html: null }, postMap.get(p.pst_post_id));
+    add('post', p.pst_post_id, { title: p.pst_title, slug: p.pst_link, body: p.pst_body ?? '', published: p.pst_is_published === true, time: p.pst_published_time ? new Date(p.pst_published_time) : null, level: p.pst_tier_min_level, excerpt: p.pst_short_description, created: new Date(p.pst_create_time), author: p.pst_usr_user_id, html: null, image: p.pst_feature_image }, postMap.get(p.pst_post_id));
   }
   const pageRows = await db.selectFrom('pag_pages').selectAll().where('pag_delete_time', 'is', null).orderBy('pag_page_id').execute();
   for (const p of pageRows) {
-    const layout = (typeof p.pag_component_layout === 'string' ? JSON.parse(p.pag_component_layout) : p.pag_component_layout) as { html?: unknown; plaintext?: unknown } | null;
-    const html = typeof layout?.html === 'string' ? layout.html : null;
-    const body = typeof layout?.plaintext === 'string' ? layout.plaintext : html ? html.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim() : '';
+    const layout = (typeof p.pag_component_layout === 'string' ? JSON.parse(p.pag_component_layout) : p.pag_component_layout) as { html?: unknown; plaintext?: unknown; markdown?: unknown } | null;
+    // The page editor's layout is { markdown }: Ghost gets its text and its rendering.
+    const markdown = typeof layout?.markdown === 'string' ? layout.markdown : null;
+    const html = typeof layout?.html === 'string' ? layout.html : markdown !== null ? bodyHtml(markdown) : null;
+    const body = markdown ?? (typeof layout?.plaintext === 'string' ? layout.plaintext : html ? html.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim() : '');
     const m = pageMap.get(p.pag_page_id);
-    add('page', p.pag_page_id, { title: p.pag_title, slug: p.pag_link, body, published: p.pag_published_time !== null, time: p.pag_published_time ? new Date(p.pag_published_time) : null, level: p.pag_tier_min_level, excerpt: m?.source.custom_excerpt ?? null, created: new Date(p.pag_create_time), author: p.pag_usr_user_id, html: html ?? paragraphs(body) }, m);
+    add('page', p.pag_page_id, { title: p.pag_title, slug: p.pag_link, body, published: p.pag_published_time !== null, time: p.pag_published_time ? new Date(p.pag_published_time) : null, level: p.pag_tier_min_level, excerpt: m?.source.custom_excerpt ?? null, created: new Date(p.pag_create_time), author: p.pag_usr_user_id, html: html ?? paragraphs(body), image: p.pag_feature_image }, m);
   }
 
   const exportedUsers = [...authorsUsed].map((id) => {

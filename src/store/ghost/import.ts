@@ -4,6 +4,7 @@ import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { FeatureRegistry } from '../../tiers/feature-registry.js';
 import { plainText } from '../../tiers/gating.js';
+import { featureImageProblem } from '../../models/editorial.js';
 import { createTier, findTierByName, updateTier, type TierChanges } from '../../tiers/tiers.js';
 import type { GhostData, GhostPost, GhostProduct } from './format.js';
 import { gateFor, type ImportedTier } from './gates.js';
@@ -257,6 +258,15 @@ async function importContent(ctx: GhostImportContext, data: GhostData, tiers: Im
   if (missingAuthors > 0) report.notes.push(`${missingAuthors} posts and pages have a Ghost author with no staff account here by email; they are credited to user ${String(fallback)}.`);
 }
 
+/**
+ * Ghost's feature image as the site shows it: only an address a page can load (https, or a path here);
+ * Ghost's own "__GHOST_URL__/content/images/..." stays in gim_source only.
+ */
+function featureImage(post: GhostPost): string | null {
+  const url = typeof post.feature_image === 'string' ? post.feature_image.trim() : '';
+  return url !== '' && featureImageProblem(url) === null ? url : null;
+}
+
 type Upserted = { result: 'created' | 'updated' | 'unchanged'; localId: number };
 
 function publishState(post: GhostPost): { published: boolean; time: Date | null } {
@@ -274,6 +284,7 @@ async function upsertPost(db: Kysely<GhostDB>, clock: Clock, post: GhostPost, bo
     pst_published_time: state.time,
     pst_short_description: post.custom_excerpt ? post.custom_excerpt.slice(0, EXCERPT_MAX) : null,
     pst_tier_min_level: level,
+    pst_feature_image: featureImage(post),
   };
   const mapped = await mapping(db, 'post', post.id);
   const stored = mapped ? await db.selectFrom('pst_posts').selectAll().where('pst_post_id', '=', mapped.gim_local_id).where('pst_delete_time', 'is', null).executeTakeFirst() : undefined;
@@ -294,7 +305,8 @@ async function upsertPost(db: Kysely<GhostDB>, clock: Clock, post: GhostPost, bo
     stored.pst_is_published === values.pst_is_published &&
     sameTime(stored.pst_published_time, values.pst_published_time) &&
     stored.pst_short_description === values.pst_short_description &&
-    stored.pst_tier_min_level === values.pst_tier_min_level;
+    stored.pst_tier_min_level === values.pst_tier_min_level &&
+    stored.pst_feature_image === values.pst_feature_image;
   if (same && mapped && sameJson(mapped.gim_source, source)) return { result: 'unchanged', localId: stored.pst_post_id };
   if (!same) await db.updateTable('pst_posts').set(values).where('pst_post_id', '=', stored.pst_post_id).execute();
   return { result: 'updated', localId: stored.pst_post_id };
@@ -309,6 +321,7 @@ async function upsertPage(db: Kysely<GhostDB>, post: GhostPost, body: string, le
     pag_published_time: state.time,
     pag_tier_min_level: level,
     pag_component_layout: JSON.stringify(layout),
+    pag_feature_image: featureImage(post),
   };
   const mapped = await mapping(db, 'page', post.id);
   const stored = mapped ? await db.selectFrom('pag_pages').selectAll().where('pag_page_id', '=', mapped.gim_local_id).where('pag_delete_time', 'is', null).executeTakeFirst() : undefined;
@@ -321,6 +334,7 @@ async function upsertPage(db: Kysely<GhostDB>, post: GhostPost, body: string, le
     stored.pag_link === values.pag_link &&
     sameTime(stored.pag_published_time, values.pag_published_time) &&
     stored.pag_tier_min_level === values.pag_tier_min_level &&
+    stored.pag_feature_image === values.pag_feature_image &&
     sameJson(stored.pag_component_layout, JSON.stringify(layout));
   if (same && mapped && sameJson(mapped.gim_source, source)) return { result: 'unchanged', localId: stored.pag_page_id };
   if (!same) await db.updateTable('pag_pages').set(values).where('pag_page_id', '=', stored.pag_page_id).execute();

@@ -15,6 +15,8 @@ export interface GhostPostsTable {
   pst_published_time: Opt<Date>;
   pst_short_description: Opt<string>;
   pst_tier_min_level: Opt<number>;
+  /** The site's feature image (migration 0042; not a model column). */
+  pst_feature_image: Opt<string>;
   pst_create_time: Generated<Date>;
   pst_delete_time: Opt<Date>;
 }
@@ -27,6 +29,7 @@ export interface GhostPagesTable {
   pag_published_time: Opt<Date>;
   pag_tier_min_level: Opt<number>;
   pag_component_layout: Opt<unknown>;
+  pag_feature_image: Opt<string>;
   pag_create_time: Generated<Date>;
   pag_delete_time: Opt<Date>;
 }

@@ -45,7 +45,7 @@ export function contentPages(web: FastifyInstance, services: Services): void {
       .map((row) => {
         const link = `${config.baseUrl}/post/${row.pst_post_id}`;
         const date = (row.pst_published_time instanceof Date ? row.pst_published_time : (row.pst_create_time as Date)).toUTCString();
-        const summary = typeof row.pst_short_description === 'string' && row.pst_short_description !== '' ? row.pst_short_description : [...bodyText(row.pst_body)].slice(0, 300).join('');
+        const summary = typeof row.pst_short_description === 'string' && row.pst_short_description !== '' ? row.pst_short_description : bodyText(row.pst_body).slice(0, 300);
         return `    <item>
       <title>${xml(String(row.pst_title ?? 'Untitled'))}</title>
       <link>${xml(link)}</link>
