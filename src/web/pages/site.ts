@@ -29,7 +29,7 @@ img.feature{display:block;width:100%;height:auto;max-height:24rem;object-fit:cov
 .excerpt{margin:0;color:#38414b;overflow-wrap:anywhere}
 article.content{overflow-wrap:anywhere}article.content img{max-width:100%;height:auto}article.content pre{overflow-x:auto;background:#f1f3f6;padding:.75rem;border-radius:6px}
 article.content blockquote{margin:0 0 1rem;padding-left:1rem;border-left:3px solid #c9d0d9;color:#38414b}article.content table{display:block;overflow-x:auto}
-nav.pager{display:flex;justify-content:space-between;gap:1rem;margin-top:1rem}
+div.byline{margin:-.25rem 0 .75rem}nav.pager{display:flex;justify-content:space-between;gap:1rem;margin-top:1rem}
 </style>`);
 
 const posts = (db: Kysely<any>) => db.selectFrom('pst_posts');
@@ -163,7 +163,7 @@ export function sitePages(web: FastifyInstance, services: Services): void {
     const title = String(row.pst_title ?? '') || 'Untitled';
     const published = (row.pst_published_time as Date | null) ?? (row.pst_create_time as Date | null);
     const head = html`${viewer.isStaff ? stateNotice(state, (row.pst_published_time as Date | null) ?? null, `/admin/posts/${String(row.pst_post_id)}`, 'post') : ''}
-<div class="meta" id="post-meta">${dateTag(published)}${gateBadge(row, Post, access, now)}</div>`;
+<div class="meta byline" id="post-meta">${dateTag(published)}${gateBadge(row, Post, access, now)}</div>`;
     const image = featureImage(row.pst_feature_image, '');
     if (access.allowed) {
       return send(reply, viewer, title, html`${head}<article class="card content" id="post-body">${image}${raw(bodyHtml(row.pst_body))}</article>`);
@@ -209,7 +209,7 @@ export function sitePages(web: FastifyInstance, services: Services): void {
     const title = String(row.pag_title ?? '') || 'Untitled';
     const body = pageBodySource(row.pag_component_layout);
     const head = html`${viewer.isStaff ? stateNotice(stateOf(row), (row.pag_published_time as Date | null) ?? null, `/admin/pages/${String(row.pag_page_id)}`, 'page') : ''}${
-      gateBadge(row, Page, access, now) ? html`<div class="meta" id="page-meta">${gateBadge(row, Page, access, now)}</div>` : ''
+      gateBadge(row, Page, access, now) ? html`<div class="meta byline" id="page-meta">${gateBadge(row, Page, access, now)}</div>` : ''
     }`;
     const image = featureImage(row.pag_feature_image, '');
     if (access.allowed) return send(reply, viewer, title, html`${head}<article class="card content" id="page-body">${image}${raw(bodyHtml(body))}</article>`);

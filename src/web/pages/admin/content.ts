@@ -313,7 +313,7 @@ export function contentAdminPages(web: FastifyInstance, services: Services): voi
     const action = id ? `${kind.base}/${id}` : `${kind.base}/new`;
     const block = (name: string, label: string, control: SafeHtml, help?: string) => fieldBlock(name, label, control, errors[name], help);
     const body = html`${adminNav()}
-<style>fieldset.publication{border:1px solid #dde1e6;border-radius:6px;margin:.75rem 0;padding:.5rem .75rem}fieldset.publication legend{font-weight:600}label.choice{font-weight:400;margin:.35rem 0;display:flex;gap:.5rem;align-items:flex-start}label.choice input{margin-top:.3rem}textarea#body{min-height:16rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.95rem}.editor-links{display:flex;flex-wrap:wrap;gap:1rem}</style>
+<style>fieldset.publication{border:1px solid #dde1e6;border-radius:6px;margin:.75rem 0;padding:.5rem .75rem}fieldset.publication legend{font-weight:600}label.choice{font-weight:400;margin:.35rem 0;display:flex;gap:.5rem;align-items:flex-start}label.choice input{margin-top:.3rem}textarea#body{min-height:16rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.95rem}.editor-links{display:flex;flex-wrap:wrap;gap:1rem}input#publish_at{width:100%;max-width:16rem;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit}</style>
 <p class="editor-links"><a href="${kind.base}">← All ${kind.noun}s</a>${row ? html`<a href="${kind.url(row)}" id="preview-link" target="_blank" rel="noopener">Preview</a>` : ''}</p>
 ${opts.notice ?? ''}
 ${Object.keys(errors).length ? html`<p class="error" role="alert" id="form-error">Nothing was saved: fix the fields marked below.</p>` : ''}
