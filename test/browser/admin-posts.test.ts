@@ -30,7 +30,10 @@ describeBrowser('browser: staff write and publish a gated post; readers see it b
   }
 
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOT_DIR, name), fullPage: true });
-  const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = (page: Page) => page.evaluate(() => {
+      const root = (globalThis as any).document.documentElement;
+      return (root.scrollWidth as number) - (root.clientWidth as number);
+    });
 
   it('a new owner writes a Gold post with the editor, publishes it, and each kind of reader sees the right thing at 1280 and 390 px', { timeout: 180_000 }, async () => {
     await createTier(fx.t, { name: 'gold', displayName: 'Gold', level: 20 });
