@@ -103,6 +103,8 @@ export function curlExamples(markdown: string, vars: Record<string, string> = {}
           expected.headers[note.slice(0, colon).toLowerCase()] = note.slice(colon + 1).trim();
         }
       }
+      // curl's -d sends a form body unless the example names another type.
+      if (body !== undefined && !('content-type' in headers)) headers['content-type'] = 'application/x-www-form-urlencoded';
       examples.push({ method, url, headers, body, expected });
     }
   }
