@@ -3,7 +3,7 @@
 // Browser tests run when Chromium is installed and are skipped, saying so, when it is not.
 //
 // npm run test:quick (this script with --quick): the unit tests and the core HTTP files (envelope and
-// transport, keys and sessions, CRUD, actions, idempotency, tiers), no build, no browser, no processes.
+// transport, keys, CRUD, actions, idempotency, tiers, public reads), no build, no browser, no processes.
 // Either way the run ends with how long it took and, last, how many tests passed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -14,7 +14,6 @@ const QUICK_FILES = [
   'test/unit/',
   'test/api/transport.test.ts',
   'test/api/auth-keys.test.ts',
-  'test/api/browser-session.test.ts',
   'test/api/crud.test.ts',
   'test/api/actions.test.ts',
   'test/api/idempotency.test.ts',
@@ -38,9 +37,9 @@ const quick = argv.includes('--quick');
 const passThrough = argv.filter((a) => a !== '--quick');
 
 if (quick) {
-  console.log('npm run test:quick: unit tests and the core API files (about 2 to 3 minutes on 2 CPUs); `npm test` runs everything');
+  console.log('npm run test:quick: unit tests and the core API files (about 2 minutes on 2 idle CPUs); `npm test` runs everything');
 } else {
-  console.log('npm test: every test (about 12 minutes on 2 CPUs with nothing else running); `npm run test:quick` runs a 2-3 minute subset');
+  console.log('npm test: every test (about 12 minutes on 2 idle CPUs); `npm run test:quick` runs a 2-minute subset');
   const build = run('npx', ['tsc', '-p', 'tsconfig.json']);
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
