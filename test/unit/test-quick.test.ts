@@ -37,7 +37,7 @@ describe('npm run test:quick', () => {
       expect(file, file).not.toMatch(/^test\/(browser|cluster)\//);
       const source = readFileSync(path.join(ROOT, file), 'utf8');
       // The compiled CLI, a server process or Chromium would need a build or a browser.
-      expect(source, file).not.toMatch(/helpers\/(browser|browser-session|webauthn-browser)\.js|runGatehouse|runNodeScript|startServer|dist\/main\.js/);
+      expect(source, file).not.toMatch(/helpers\/(browser|webauthn-browser)\.js|playwright|runGatehouse|runNodeScript|startServer|dist\/main\.js/);
     }
   });
 });
