@@ -33,20 +33,58 @@ function clonedRepository(): Repository {
   };
 }
 
-describe('links in README.md and docs/', () => {
+/** README.md, CONTRIBUTING.md, the other READMEs and every Markdown file under docs/, as repository-relative paths. */
+function documentation(): string[] {
+  const docs = readdirSync(path.join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f.split(path.sep).join('/')}`);
+  return ['README.md', 'CONTRIBUTING.md', 'bench/README.md', 'clients/typescript/README.md', ...docs.sort()];
+}
+
+describe('links in README.md, CONTRIBUTING.md and docs/', () => {
   it('the docs the README promises are in the repository', () => {
-    for (const doc of ['docs/operator-guide.md', 'docs/api-guide.md']) expect(existsSync(path.join(ROOT, doc)), doc).toBe(true);
+    const promised = [
+      'docs/first-hour.md',
+      'docs/operator-guide.md',
+      'docs/settings.md',
+      'docs/plugins.md',
+      'docs/billing-sources.md',
+      'docs/public-content.md',
+      'docs/tiers.md',
+      'docs/api/README.md',
+      'docs/api/authentication.md',
+      'docs/api/crud.md',
+      'docs/api/actions.md',
+      'docs/api/drive.md',
+      'docs/api/management.md',
+      'docs/api/channels.md',
+      'docs/api/outbound-events.md',
+      'docs/api/openapi.md',
+    ];
+    for (const doc of promised) expect(existsSync(path.join(ROOT, doc)), doc).toBe(true);
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const doc of promised) expect(readme, `README links ${doc}`).toContain(`](${doc}`);
+  });
+
+  it('the README is a short tour: under 8 KB', () => {
+    expect(statSync(path.join(ROOT, 'README.md')).size).toBeLessThan(8192);
   });
 
   it('no relative link is dead in a fresh clone (files and heading anchors)', () => {
     const repo = clonedRepository();
-    const docs = readdirSync(path.join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.md'))
-      .map((f) => `docs/${f.split(path.sep).join('/')}`);
-    const files = ['README.md', ...docs];
+    const files = documentation();
     const links = files.flatMap((f) => linkTargets(repo.read(f)));
-    expect(links.length).toBeGreaterThan(20);
+    expect(links.length).toBeGreaterThan(100);
     expect(deadRelativeLinks(repo, files)).toEqual([]);
+  });
+
+  it('names no document that is not in the repository (the design notes SPEC, DESIGN, ARCHITECTURE stay outside)', () => {
+    const named: string[] = [];
+    for (const file of documentation()) {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      for (const m of text.matchAll(/\b(SPEC|DESIGN|ARCHITECTURE)(\.md|\s+\d+)?\b/g)) named.push(`${file}: ${m[0]}`);
+    }
+    expect(named).toEqual([]);
   });
 
   it('the checker finds what is dead: a missing file, a path out of the repository, a wrong anchor', () => {

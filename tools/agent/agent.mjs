@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The reference agent of a managed node (DESIGN 12): plain Node, node:crypto for its Ed25519 key and
+// The reference agent of a managed node (docs/api/channels.md, the agent channel): plain Node, node:crypto for its Ed25519 key and
 // signatures. It keeps its key in a state file (created 0600, written atomically), joins the management
 // node, polls for jobs with backoff, runs the allowlisted kinds, reports results, and can leave.
 //
