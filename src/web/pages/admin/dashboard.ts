@@ -50,7 +50,7 @@ ${f.tiers.map((t) => html`<tr data-tier="${t.name}"><td><a href="/admin/tiers/${
   </div>
   <div class="card"><h2>Active subscriptions by source</h2>
   <table id="subscriptions-by-source"><thead><tr><th>Source</th><th>Renewing</th><th>Ending</th></tr></thead><tbody>
-${f.subscriptions.map((s) => html`<tr data-source="${s.source}"><td>${SOURCE_LABELS[s.source]}</td><td class="active"><a href="/admin/members?source=${s.source}&status=active">${s.active}</a></td><td class="ending"><a href="/admin/members?source=${s.source}&status=ending">${s.ending}</a></td></tr>`)}
+${f.subscriptions.map((s) => html`<tr data-source="${s.source}"><td>${SOURCE_LABELS[s.source]}</td><td class="active"><a href="/admin/members?source=${s.source}&amp;status=active">${s.active}</a></td><td class="ending"><a href="/admin/members?source=${s.source}&amp;status=ending">${s.ending}</a></td></tr>`)}
 </tbody></table>
   <p class="help">Ending: cancelled, still paid up to the end of the period.</p></div>
 </div>
