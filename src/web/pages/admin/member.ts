@@ -131,12 +131,12 @@ ${flashNotice(await takeFlash(db, viewer.session))}
 <div class="card" id="member">
   <h2 style="overflow-wrap:anywhere">${user.usr_email}</h2>
   ${name ? html`<p class="help">${name}</p>` : ''}
-  <table id="profile" class="stack"><tbody>
-    <tr><th>Name</th><td class="name" data-label="Name">${name || '—'}</td></tr>
-    <tr><th>Email</th><td class="email" data-label="Email" style="overflow-wrap:anywhere">${user.usr_email}${user.usr_email_is_verified ? ' (verified)' : ' (not verified)'}</td></tr>
-    <tr><th>Account created</th><td class="created" data-label="Account created">${formatTimestamp(user.usr_create_time)}</td></tr>
-    <tr><th>Last sign-in</th><td class="last-login" data-label="Last sign-in">${when(user.usr_lastlogin_time)}</td></tr>
-    <tr><th>Permission</th><td class="permission" data-label="Permission">${permissionWord(Number(user.usr_permission))} (${user.usr_permission})${user.usr_is_disabled ? ' · disabled' : ''}</td></tr>
+  <table id="profile"><tbody>
+    <tr><th scope="row">Name</th><td class="name">${name || '—'}</td></tr>
+    <tr><th scope="row">Email</th><td class="email" style="overflow-wrap:anywhere">${user.usr_email}${user.usr_email_is_verified ? ' (verified)' : ' (not verified)'}</td></tr>
+    <tr><th scope="row">Created</th><td class="created">${formatTimestamp(user.usr_create_time)}</td></tr>
+    <tr><th scope="row">Last sign-in</th><td class="last-login">${when(user.usr_lastlogin_time)}</td></tr>
+    <tr><th scope="row">Permission</th><td class="permission">${permissionWord(Number(user.usr_permission))} (${user.usr_permission})${user.usr_is_disabled ? ' · disabled' : ''}</td></tr>
   </tbody></table>
   <p>Tier: <strong id="member-tier">${tier ? tier.displayName : 'none'}</strong></p>
   <p id="tier-how">${membership
@@ -233,7 +233,7 @@ ${canResync
 </div>
 <script src="/static/admin-member.js" defer></script>`;
     // A long address would not fit a phone's width as the page heading: the card shows it, wrapped.
-    return sendViewerPage(reply, viewer, name ? `Member: ${name}` : `Member #${userId}`, body, opts.status ?? 200);
+    return sendViewerPage(reply, viewer, name ? `Member: ${name}` : `Member #${userId}`, body, opts.status ?? 200, { wide: true });
   }
 
   web.get('/admin/members/:id', async (request, reply) => {
