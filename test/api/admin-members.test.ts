@@ -259,6 +259,8 @@ describe('admin members and orders (/admin/members, /admin/members/{id}, /admin/
         ['page=two', 'page', 'The page is a whole number from 1 to 100000.'],
         ['q=a&q=b', 'q', 'Give this only once.'],
         [`q=${'x'.repeat(101)}`, 'q', 'Search with at most 100 characters.'],
+        ['q=a%01b', 'q', 'The search cannot contain control characters.'],
+        ['page=99999999999', 'page', 'The page is a whole number from 1 to 100000.'],
       ];
       for (const [qs, field, message] of cases) {
         const res = await staff.get(`/admin/members?${qs}`);
@@ -268,6 +270,13 @@ describe('admin members and orders (/admin/members, /admin/members/{id}, /admin/
         expect(listedUsers(res.body), qs).toEqual([]);
       }
       expect((await staff.get('/admin/members?colour=blue')).statusCode).toBe(200);
+      // A NUL is refused by the front controller for every route (a 400 page).
+      expect((await staff.get('/admin/members?q=a%00b')).statusCode).toBe(400);
+      // Odd encodings are searched as text, never a server error.
+      for (const qs of ['q=%ZZ', 'q=%E2%82', 'q[]=a', 'tier=%00', 'source=%00', 'q=' + encodeURIComponent('\\'), 'q=' + encodeURIComponent("' or 1=1 --")]) {
+        expect([200, 400], qs).toContain((await staff.get(`/admin/members?${qs}`)).statusCode);
+        expect([200, 400], qs).toContain((await staff.get(`/admin/orders?${qs.replace(/^q/, 'status')}`)).statusCode);
+      }
     });
   });
 
@@ -295,6 +304,7 @@ describe('admin members and orders (/admin/members, /admin/members/{id}, /admin/
       expect(past.statusCode).toBe(200);
       expect(listedUsers(past.body)).toEqual([]);
       expect(past.body).toContain('id="first-page"');
+      expect(past.body).toContain('<span id="range">Page 9 is past the last page (2) of 30 members</span>');
     });
   });
 
@@ -342,6 +352,7 @@ describe('admin members and orders (/admin/members, /admin/members/{id}, /admin/
       expect(body).toContain('id="billing-issue" role="alert"');
       expect(body).toContain('<td class="status" data-label="Status">in_grace</td>');
       expect(body).toContain('<td class="source" data-label="Billed through">Card</td>');
+      expect(body).toContain('<td class="period-end" data-label="Renewal or end">renewal was due 2026-03-21 12:00:00</td>');
       expect(body).toMatch(/<p id="tier-how">Silver: assigned by <strong class="method">purchase<\/strong> through Card on /);
       expect(body).toMatch(/data-reason="purchase">[\s\S]*?no tier → Silver/);
     });

@@ -50,10 +50,10 @@ export function listHref(base: string, values: Record<string, string>, page = 1)
 /** "Rows 26–50 of 120" with previous and next links that keep the filters. */
 export function pager(base: string, values: Record<string, string>, page: number, total: number, noun: string): SafeHtml {
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const first = total === 0 ? 0 : Math.min(total, (page - 1) * PAGE_SIZE + 1);
+  const first = total === 0 ? 0 : (page - 1) * PAGE_SIZE + 1;
   const last = Math.min(total, page * PAGE_SIZE);
   return html`<nav class="pager" aria-label="Pages" style="display:flex;flex-wrap:wrap;gap:1rem;align-items:center;margin-top:.75rem">
-<span id="range">${first > 0 ? `${noun} ${first}–${last} of ${total}` : `${total} ${noun.toLowerCase()}`} · page ${page} of ${pages}</span>
+<span id="range">${page > pages ? `Page ${page} is past the last page (${pages}) of ${total} ${noun.toLowerCase()}` : first > 0 ? `${noun} ${first}–${last} of ${total} · page ${page} of ${pages}` : `No ${noun.toLowerCase()}`}</span>
 ${page > 1 ? html`<a id="prev-page" rel="prev" href="${listHref(base, values, Math.min(page - 1, pages))}">← Previous</a>` : ''}
 ${page < pages ? html`<a id="next-page" rel="next" href="${listHref(base, values, page + 1)}">Next →</a>` : ''}
 </nav>`;

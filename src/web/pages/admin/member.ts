@@ -28,6 +28,18 @@ const SUPERADMIN_PERMISSION = 10;
 
 const permissionWord = (p: number) => (p >= SUPERADMIN_PERMISSION ? 'superadmin' : p >= STAFF_PERMISSION ? 'staff' : 'member');
 
+/** What a subscription's period end means in its state. */
+const PERIOD_END_WORDS: Record<string, string> = {
+  active: 'renews',
+  cancelled: 'ends',
+  in_grace: 'renewal was due',
+  on_hold: 'renewal was due',
+  paused: 'paid until',
+  expired: 'ended',
+  refunded: 'ended',
+  replaced: 'ended',
+};
+
 /** Tier change reasons in words (change tracking's closed set; anything else is shown as recorded). */
 const REASON_WORDS: Record<string, string> = {
   purchase: 'purchase',
@@ -166,17 +178,17 @@ ${flashNotice(await takeFlash(db, viewer.session))}
   <h2>Subscriptions (${subs.length})</h2>
   ${subs.length === 0
     ? html`<p id="no-subscriptions">This member has no subscription.</p>`
-    : html`<table id="subscriptions" class="stack"><thead><tr><th>Plan</th><th>Billed through</th><th>Status</th><th>Paid until</th><th>Grace until</th><th>Billing issue</th></tr></thead><tbody>
+    : html`<table id="subscriptions" class="stack"><thead><tr><th>Plan</th><th>Billed through</th><th>Status</th><th>Renewal or end</th><th>Grace until</th><th>Billing issue</th></tr></thead><tbody>
 ${subs.map(
   (s) => html`<tr data-order-item="${s.odi_order_item_id}" data-status="${s.odi_subscription_status ?? ''}"><td>${s.pro_name}<br><span class="help">#${s.odi_order_item_id} · ${formatMoney(s.odi_price === null ? null : Number(s.odi_price), s.odi_currency ?? 'usd')}${s.odi_subscription_reference ? ` · ${s.odi_subscription_reference}` : ''}</span></td>
 <td class="source" data-label="Billed through">${s.odi_payment_source ? SOURCE_LABELS[s.odi_payment_source] : '—'}${s.odi_source_conflict_time ? html`<br><span class="help">second source, no tier</span>` : ''}</td>
 <td class="status" data-label="Status">${s.odi_subscription_status ?? '—'}${s.odi_subscription_status === 'paused' && s.odi_subscription_resume_time ? html`<br><span class="help">resumes ${when(s.odi_subscription_resume_time)}</span>` : ''}</td>
-<td class="period-end" data-label="${s.odi_subscription_status === 'active' ? 'Renews' : 'Paid until'}">${when(s.odi_subscription_period_end)}</td>
+<td class="period-end" data-label="Renewal or end">${s.odi_subscription_period_end ? `${PERIOD_END_WORDS[s.odi_subscription_status ?? ''] ?? 'paid until'} ${when(s.odi_subscription_period_end)}` : '—'}</td>
 <td class="grace-until" data-label="Grace until">${s.odi_subscription_status === 'in_grace' ? when(s.odi_subscription_grace_until) : '—'}</td>
 <td class="billing-issue" data-label="Billing issue">${BILLING_ISSUE.includes(s.odi_subscription_status ?? '') ? 'Yes' : 'No'}</td></tr>`,
 )}
 </tbody></table>
-<p class="help">An active subscription renews at the end of its paid period; a cancelled one ends then.</p>`}
+<p class="help">An active subscription renews at the end of its paid period; a cancelled one ends then. A billing issue (in_grace, on_hold) means the renewal payment failed and the provider is retrying.</p>`}
 </div>
 <div class="card" id="member-orders">
   <h2>Orders (${orders.total})</h2>

@@ -41,6 +41,8 @@ export function membersListPage(web: FastifyInstance, services: Services): void 
     const tiers = await listTiers(db, {});
     const q = values.q!;
     if (q.length > MAX_QUERY) errors.q = `Search with at most ${MAX_QUERY} characters.`;
+    // eslint-disable-next-line no-control-regex
+    else if (/[\u0000-\u001f\u007f]/.test(q)) errors.q = 'The search cannot contain control characters.';
     let tier: MemberFilter['tier'] = null;
     if (values.tier === 'none') tier = 'none';
     else if (values.tier !== '' && !errors.tier) {
