@@ -272,6 +272,15 @@ describe('admin members and orders (/admin/members, /admin/members/{id}, /admin/
       expect((await staff.get('/admin/members?colour=blue')).statusCode).toBe(200);
       // A NUL is refused by the front controller for every route (a 400 page).
       expect((await staff.get('/admin/members?q=a%00b')).statusCode).toBe(400);
+      // Every parameter with awkward text: a page or a refusal, never a server error.
+      const awkward = ["' OR 1=1 --", '%', '_', '\\', '\uD800', '\uFFFF', '𝕏'.repeat(40), '1e309', '-0', 'NaN', '9007199254740993', '<script>', '__proto__', ' ', ''];
+      for (const param of ['q', 'tier', 'source', 'status', 'page']) {
+        for (const value of awkward) {
+          const qs = `${param}=${[...Buffer.from(value, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')}`;
+          expect([200, 400], `members ${qs}`).toContain((await staff.get(`/admin/members?${qs}`)).statusCode);
+          if (param !== 'q' && param !== 'tier') expect([200, 400], `orders ${qs}`).toContain((await staff.get(`/admin/orders?${qs}`)).statusCode);
+        }
+      }
       // Odd encodings are searched as text, never a server error.
       for (const qs of ['q=%ZZ', 'q=%E2%82', 'q[]=a', 'tier=%00', 'source=%00', 'q=' + encodeURIComponent('\\'), 'q=' + encodeURIComponent("' or 1=1 --")]) {
         expect([200, 400], qs).toContain((await staff.get(`/admin/members?${qs}`)).statusCode);

@@ -160,12 +160,13 @@ ${flashNotice(await takeFlash(db, viewer.session))}
 </div>
 <div class="card" id="staff-actions">
   <h2>Staff actions</h2>
+  ${mayAct && tiers.length === 0 ? html`<p class="help" id="no-tiers">There is no active tier to assign. <a href="/admin/tiers">Tiers</a></p>` : ''}
   ${mayAct
-    ? html`<form method="post" action="/admin/members/${userId}/tier" id="assign-tier">
+    ? html`${tiers.length === 0 ? '' : html`<form method="post" action="/admin/members/${userId}/tier" id="assign-tier">
     ${tokenInput(viewer, TIER_FORM)}
     ${fieldBlock('tier_id', 'Put in tier', selectInput('tier_id', tiers.map((t) => [String(t.sbt_subscription_tier_id), `${t.sbt_display_name} (level ${t.sbt_tier_level})`] as const), membership ? String(membership.tierId) : ''), opts.tierError, 'Recorded as a manual assignment; it replaces any tier the member has, also one they pay for.')}
     <button class="primary" type="submit" data-action="assign">Assign tier</button>
-  </form>
+  </form>`}
   ${membership
     ? html`<form method="post" action="/admin/members/${userId}/tier/remove" id="remove-tier" data-confirm="Remove ${user.usr_email} from ${membership.name}? They lose the tier’s features now.">${tokenInput(viewer, TIER_FORM)}<button class="secondary danger" type="submit" data-action="remove">Remove from ${membership.name}</button></form>`
     : ''}`
