@@ -21,6 +21,8 @@ import { tierListPage } from './pages/admin/tier-list.js';
 import { tierEditPages } from './pages/admin/tiers.js';
 import { tierMembersPage } from './pages/admin/tier-members.js';
 import { memberAdminPage } from './pages/admin/member.js';
+import { membersListPage } from './pages/admin/members.js';
+import { ordersListPage } from './pages/admin/orders.js';
 import { memberImportPages } from './pages/admin/member-import.js';
 import { productAdminPages } from './pages/admin/products.js';
 import { dashboardPage } from './pages/admin/dashboard.js';
@@ -82,7 +84,9 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   tierListPage(web, services);
   tierEditPages(web, services);
   tierMembersPage(web, services);
+  membersListPage(web, services);
   memberAdminPage(web, services);
+  ordersListPage(web, services);
   memberImportPages(web, services);
   productAdminPages(web, services);
   subscriptionPage(web, services);

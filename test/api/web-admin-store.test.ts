@@ -315,12 +315,15 @@ describe('admin store screens: products with prices, store switches, tier rules,
       expect(body).toContain('<span data-currency="usd">$20.00</span>');
       expect(textOf(body, 'active-subscriptions')).toBe('3');
       const row = (attr: string, value: string) => new RegExp(`<tr ${attr}="${value}">[\\s\\S]*?</tr>`).exec(body)![0];
-      expect(row('data-source', 'card_processor')).toContain('<td class="active">1</td><td class="ending">0</td>');
-      expect(row('data-source', 'ios_store')).toContain('<td class="active">1</td><td class="ending">0</td>');
-      expect(row('data-source', 'android_store')).toContain('<td class="active">1</td><td class="ending">0</td>');
-      expect(row('data-source', 'wallet_provider')).toContain('<td class="active">0</td><td class="ending">1</td>');
-      expect(row('data-tier', 'dash_silver')).toContain('<td class="count">3</td>');
-      expect(row('data-tier', 'dash_gold')).toContain('<td class="count">1</td>');
+      // Each count links to the members it counts (admin-members.test.ts follows the links).
+      const counts = (source: string) => row('data-source', source).replace(/<a href="[^"]*">(\d+)<\/a>/g, '$1');
+      expect(counts('card_processor')).toContain('<td class="active">1</td><td class="ending">0</td>');
+      expect(counts('ios_store')).toContain('<td class="active">1</td><td class="ending">0</td>');
+      expect(counts('android_store')).toContain('<td class="active">1</td><td class="ending">0</td>');
+      expect(counts('wallet_provider')).toContain('<td class="active">0</td><td class="ending">1</td>');
+      expect(row('data-source', 'wallet_provider')).toContain('<td class="ending"><a href="/admin/members?source=wallet_provider&amp;status=ending">1</a></td>');
+      expect(row('data-tier', 'dash_silver')).toContain(`<td class="count"><a href="/admin/members?tier=${silver.tierId}">3</a></td>`);
+      expect(row('data-tier', 'dash_gold')).toContain(`<td class="count"><a href="/admin/members?tier=${gold.tierId}">1</a></td>`);
       // Recent sign-ups, newest first; recent cancellations, newest first.
       const signups = [...body.matchAll(/<tr data-user="(\d+)">/g)].map((m) => Number(m[1]));
       expect(signups.slice(0, 5)).toEqual(users.map((u) => u.userId).reverse());

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/types.js';
+import { ORDER_STATUS } from '../../../store/orders.js';
 import { lifecycleDb, type SubscriptionPeriod } from '../../../store/lifecycle/tables.js';
 import { BILLING_SOURCES, type BillingSource } from '../../../tiers/membership.js';
 
@@ -21,7 +22,9 @@ export interface DashboardFigures {
   /** Renewing subscriptions whose product has no billing period: counted above, left out of MRR. */
   withoutPeriod: number;
   signups: Array<{ userId: number; email: string; name: string; time: Date }>;
-  cancellations: Array<{ itemId: number; email: string | null; product: string; source: BillingSource | null; time: Date; status: string | null }>;
+  cancellations: Array<{ itemId: number; userId: number | null; email: string | null; product: string; source: BillingSource | null; time: Date; status: string | null }>;
+  /** Orders (not deleted): all of them, and those whose payment failed or is still pending. */
+  orders: { total: number; failed: number; pending: number };
   /** The chart's days (UTC, oldest first) with sign-ups and cancellations per day. */
   days: string[];
   signupsPerDay: number[];
@@ -52,7 +55,7 @@ export async function dashboardFigures(db: Kysely<DB>, now: Date): Promise<Dashb
   const days = lastDays(now, CHART_DAYS);
   const since = new Date(`${days[0]}T00:00:00Z`);
 
-  const [tierRows, userCount, tierless, subRows, recurring, signups, cancellations, signupTimes, cancelTimes] = await Promise.all([
+  const [tierRows, userCount, tierless, subRows, recurring, signups, cancellations, signupTimes, cancelTimes, orderRows] = await Promise.all([
     db
       .selectFrom('sbt_subscription_tiers')
       .leftJoin('grm_group_members', 'grm_sbt_subscription_tier_id', 'sbt_subscription_tier_id')
@@ -101,7 +104,7 @@ export async function dashboardFigures(db: Kysely<DB>, now: Date): Promise<Dashb
       .selectFrom('odi_order_items')
       .innerJoin('pro_products', 'pro_product_id', 'odi_pro_product_id')
       .leftJoin('usr_users', 'usr_user_id', 'odi_usr_user_id')
-      .select(['odi_order_item_id', 'usr_email', 'pro_name', 'odi_payment_source', 'odi_subscription_cancelled_time', 'odi_subscription_status'])
+      .select(['odi_order_item_id', 'usr_user_id', 'usr_email', 'pro_name', 'odi_payment_source', 'odi_subscription_cancelled_time', 'odi_subscription_status'])
       .where('odi_subscription_cancelled_time', 'is not', null)
       .where('odi_delete_time', 'is', null)
       .orderBy('odi_subscription_cancelled_time', 'desc')
@@ -115,7 +118,15 @@ export async function dashboardFigures(db: Kysely<DB>, now: Date): Promise<Dashb
       .where('odi_delete_time', 'is', null)
       .where('odi_subscription_cancelled_time', '>=', since)
       .execute(),
+    db
+      .selectFrom('ord_orders')
+      .select('ord_status')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('ord_delete_time', 'is', null)
+      .groupBy('ord_status')
+      .execute(),
   ]);
+  const ordersIn = (status: number | null) => orderRows.filter((r) => status === null || Number(r.ord_status) === status).reduce((n, r) => n + Number(r.n), 0);
 
   const subscriptions = BILLING_SOURCES.map((source) => {
     const count = (status: string) => Number(subRows.find((r) => r.odi_payment_source === source && r.odi_subscription_status === status)?.n ?? 0);
@@ -145,12 +156,14 @@ export async function dashboardFigures(db: Kysely<DB>, now: Date): Promise<Dashb
     signups: signups.map((u) => ({ userId: u.usr_user_id, email: u.usr_email, name: [u.usr_first_name, u.usr_last_name].filter(Boolean).join(' '), time: u.usr_create_time })),
     cancellations: cancellations.map((c) => ({
       itemId: c.odi_order_item_id,
+      userId: c.usr_user_id === null ? null : Number(c.usr_user_id),
       email: c.usr_email,
       product: c.pro_name,
       source: c.odi_payment_source,
       time: c.odi_subscription_cancelled_time!,
       status: c.odi_subscription_status,
     })),
+    orders: { total: ordersIn(null), failed: ordersIn(ORDER_STATUS.failed), pending: ordersIn(ORDER_STATUS.pending) },
     days,
     signupsPerDay: perDay(days, signupTimes.map((r) => r.usr_create_time)),
     cancellationsPerDay: perDay(days, cancelTimes.map((r) => r.odi_subscription_cancelled_time!)),

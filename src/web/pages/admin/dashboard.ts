@@ -18,10 +18,11 @@ function render(f: DashboardFigures, storeOpen: boolean) {
   return html`${adminNav()}
 ${storeOpen ? '' : html`<p class="help" id="store-closed">The store is closed: nothing is sold and no billing source changes tiers. <a href="/admin/settings/subscriptions#store-switches">Store switches</a></p>`}
 <div class="grid" id="figures">
-  <div class="card"><div class="help">Monthly recurring revenue</div><div class="figure" id="mrr">${f.mrr.length === 0 ? formatMoney(0, 'usd') : f.mrr.map((m, i) => html`${i > 0 ? ' · ' : ''}<span data-currency="${m.currency}">${formatMoney(m.minor, m.currency)}</span>`)}</div>
+  <div class="card"><div class="help">Monthly recurring revenue</div><div class="figure"><a id="mrr" href="/admin/members?status=active">${f.mrr.length === 0 ? formatMoney(0, 'usd') : f.mrr.map((m, i) => html`${i > 0 ? ' · ' : ''}<span data-currency="${m.currency}">${formatMoney(m.minor, m.currency)}</span>`)}</a></div>
     <div class="help">Renewing subscriptions, each price as a monthly amount (a year’s is divided by 12).${f.withoutPeriod > 0 ? html` <span id="mrr-without-period">${f.withoutPeriod} without a billing period left out.</span>` : ''}</div></div>
-  <div class="card"><div class="help">Active subscriptions</div><div class="figure" id="active-subscriptions">${totalActive}</div><div class="help">${totalEnding} more end at their period end.</div></div>
-  <div class="card"><div class="help">Users</div><div class="figure" id="user-count">${f.users}</div><div class="help">${f.withoutTier} in no tier.</div></div>
+  <div class="card"><div class="help">Active subscriptions</div><div class="figure"><a id="active-subscriptions" href="/admin/members?status=active">${totalActive}</a></div><div class="help"><a id="ending-subscriptions" href="/admin/members?status=ending">${totalEnding} more</a> end at their period end.</div></div>
+  <div class="card"><div class="help">Orders</div><div class="figure"><a id="order-count" href="/admin/orders">${f.orders.total}</a></div><div class="help"><a id="failed-orders" href="/admin/orders?status=failed">${f.orders.failed} failed</a> · <a id="pending-orders" href="/admin/orders?status=pending">${f.orders.pending} pending</a></div></div>
+  <div class="card"><div class="help">Users</div><div class="figure"><a id="user-count" href="/admin/members">${f.users}</a></div><div class="help"><a id="users-without-tier" href="/admin/members?tier=none">${f.withoutTier} in no tier</a>.</div></div>
 </div>
 <div class="card">
   <h2>Sign-ups and cancellations, last ${CHART_DAYS} days</h2>
@@ -43,13 +44,13 @@ ${storeOpen ? '' : html`<p class="help" id="store-closed">The store is closed: n
   ${f.tiers.length === 0
     ? html`<p>No tiers yet. <a href="/admin/tiers/new">Create one</a>.</p>`
     : html`<table id="tier-members"><thead><tr><th>Tier</th><th>Level</th><th>Members</th></tr></thead><tbody>
-${f.tiers.map((t) => html`<tr data-tier="${t.name}"><td><a href="/admin/tiers/${t.id}/members">${t.displayName}</a> <code class="ident">${t.name}</code>${t.active ? '' : html` <span class="help">(inactive)</span>`}</td><td>${t.level}</td><td class="count">${t.members}</td></tr>`)}
-<tr data-tier=""><td>No tier</td><td></td><td class="count">${f.withoutTier}</td></tr>
+${f.tiers.map((t) => html`<tr data-tier="${t.name}"><td><a href="/admin/tiers/${t.id}/members">${t.displayName}</a> <code class="ident">${t.name}</code>${t.active ? '' : html` <span class="help">(inactive)</span>`}</td><td>${t.level}</td><td class="count"><a href="/admin/members?tier=${t.id}">${t.members}</a></td></tr>`)}
+<tr data-tier=""><td>No tier</td><td></td><td class="count"><a href="/admin/members?tier=none">${f.withoutTier}</a></td></tr>
 </tbody></table>`}
   </div>
   <div class="card"><h2>Active subscriptions by source</h2>
   <table id="subscriptions-by-source"><thead><tr><th>Source</th><th>Renewing</th><th>Ending</th></tr></thead><tbody>
-${f.subscriptions.map((s) => html`<tr data-source="${s.source}"><td>${SOURCE_LABELS[s.source]}</td><td class="active">${s.active}</td><td class="ending">${s.ending}</td></tr>`)}
+${f.subscriptions.map((s) => html`<tr data-source="${s.source}"><td>${SOURCE_LABELS[s.source]}</td><td class="active"><a href="/admin/members?source=${s.source}&amp;status=active">${s.active}</a></td><td class="ending"><a href="/admin/members?source=${s.source}&amp;status=ending">${s.ending}</a></td></tr>`)}
 </tbody></table>
   <p class="help">Ending: cancelled, still paid up to the end of the period.</p></div>
 </div>
@@ -57,13 +58,13 @@ ${f.subscriptions.map((s) => html`<tr data-source="${s.source}"><td>${SOURCE_LAB
   <div class="card" style="overflow-x:auto"><h2>Recent sign-ups</h2>
   ${f.signups.length === 0
     ? html`<p>No one has signed up yet.</p>`
-    : html`<table id="recent-signups"><tbody>${f.signups.map((u) => html`<tr data-user="${u.userId}"><td class="email">${u.email}${u.name ? html`<br><span class="help">${u.name}</span>` : ''}</td><td class="when">${formatTimestamp(u.time)}</td></tr>`)}</tbody></table>`}
+    : html`<table id="recent-signups"><tbody>${f.signups.map((u) => html`<tr data-user="${u.userId}"><td class="email"><a href="/admin/members/${u.userId}">${u.email}</a>${u.name ? html`<br><span class="help">${u.name}</span>` : ''}</td><td class="when">${formatTimestamp(u.time)}</td></tr>`)}</tbody></table>`}
   </div>
   <div class="card" style="overflow-x:auto"><h2>Recent cancellations</h2>
   ${f.cancellations.length === 0
     ? html`<p id="no-cancellations">No cancellations.</p>`
     : html`<table id="recent-cancellations"><tbody>${f.cancellations.map(
-        (c) => html`<tr data-item="${c.itemId}"><td class="email">${c.email ?? '—'}<br><span class="help">${c.product} · ${c.source ? SOURCE_LABELS[c.source] : 'no source'}${c.status && STATUS_WORDS[c.status] ? ` · ${STATUS_WORDS[c.status]}` : ''}</span></td><td class="when">${formatTimestamp(c.time)}</td></tr>`,
+        (c) => html`<tr data-item="${c.itemId}"><td class="email">${c.userId !== null && c.email ? html`<a href="/admin/members/${c.userId}">${c.email}</a>` : (c.email ?? '—')}<br><span class="help">${c.product} · ${c.source ? SOURCE_LABELS[c.source] : 'no source'}${c.status && STATUS_WORDS[c.status] ? ` · ${STATUS_WORDS[c.status]}` : ''}</span></td><td class="when">${formatTimestamp(c.time)}</td></tr>`,
       )}</tbody></table>`}
   </div>
 </div>`;

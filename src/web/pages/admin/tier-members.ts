@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { mayActOn } from '../../../accounts/authority.js';
+import { likeContains } from '../../../lib/like.js';
 import { formatTimestamp } from '../../../lib/time.js';
 import type { Services } from '../../../services.js';
 import { TierInputError } from '../../../tiers/errors.js';
@@ -13,8 +14,6 @@ const FORM_NAME = 'tier-members';
 const SEARCH_LIMIT = 20;
 const METHODS: Record<string, string> = { purchase: 'Purchase', manual: 'Manual', other: 'Other' };
 
-/** Escapes LIKE's wildcards so a search for 'a_b' matches only that text. */
-const likeContains = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * Admin → Tier members: who is in the tier, when and how they were assigned, their subscription
