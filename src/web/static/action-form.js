@@ -35,7 +35,8 @@ document.addEventListener('DOMContentLoaded', function () {
           if (el) el.textContent = fields[k];
           else elsewhere.push(k + ' ' + fields[k]);
         });
-        status.textContent = err.message + (elsewhere.length ? ': ' + elsewhere.join('; ') : '');
+        var marked = err.errorType === 'ValidationError' && elsewhere.length === 0 && Object.keys(fields).length > 0;
+        status.textContent = marked ? 'Please correct the marked fields.' : err.message + (elsewhere.length ? ': ' + elsewhere.join('; ') : '');
         status.className = 'form-status error';
       });
     });
