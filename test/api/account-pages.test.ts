@@ -1,8 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapInitialAdmin } from '../../src/accounts/initial-admin.js';
+import { buildApp } from '../../src/boot/app.js';
+import { loggerOptions } from '../../src/boot/server.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { webClient, type WebClient } from '../helpers/browser-session.js';
 
@@ -196,6 +200,37 @@ describe('forgotten password', () => {
 
     expect((await c.get(`/password-reset?act_code=${'0'.repeat(48)}`)).statusCode).toBe(400);
     expect((await c.get(`/password-reset?act_code=${'a'.repeat(200)}`)).statusCode).toBe(400);
+  });
+
+  it('never writes the code to the log: not the mailed link, not the reset page, not the action', async () => {
+    const u = await t.createUser();
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const app = await buildApp(t.services, { logger: pino(loggerOptions('trace'), sink) });
+    await app.ready();
+    try {
+      const send = (o: Parameters<typeof app.inject>[0]) => app.inject(o);
+      const page = await send({ method: 'GET', url: '/password-reset', remoteAddress: '10.40.6.1' });
+      const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+      const csrf = page.cookies.find((c) => c.name === 'service_api_csrf')!.value;
+      const headers = { cookie, 'x-service-csrf': csrf };
+      expect((await send({ method: 'POST', url: '/api/v1/action/password_reset_1', headers, payload: { email: u.email }, remoteAddress: '10.40.6.1' })).statusCode).toBe(200);
+      const link = linkIn((await outboxFor(u.email)).at(-1)!.mob_text);
+      expect((await send({ method: 'GET', url: link.path, headers: { cookie }, remoteAddress: '10.40.6.1' })).statusCode).toBe(200);
+      const done = await send({ method: 'POST', url: '/api/v1/action/password_reset_2', headers, payload: { act_code: link.code, password: 'logged-never-1', password_confirm: 'logged-never-1' }, remoteAddress: '10.40.6.1' });
+      expect(done.statusCode).toBe(200);
+      const logged = lines.join('');
+      expect(logged).toContain('"route":"/password-reset"');
+      expect(logged).not.toContain(link.code);
+      expect(logged).not.toContain('logged-never-1');
+    } finally {
+      await app.close();
+    }
   });
 
   it('counts unusable links toward the failed-auth limit, like the action does', async () => {
