@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -214,7 +215,7 @@ describe('forgotten password', () => {
     const app = await buildApp(t.services, { logger: pino(loggerOptions('trace'), sink) });
     await app.ready();
     try {
-      const send = (o: Parameters<typeof app.inject>[0]) => app.inject(o);
+      const send = (o: InjectOptions) => app.inject(o);
       const page = await send({ method: 'GET', url: '/password-reset', remoteAddress: '10.40.6.1' });
       const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
       const csrf = page.cookies.find((c) => c.name === 'service_api_csrf')!.value;
