@@ -110,6 +110,17 @@ describe('registration on the website', () => {
     expect(app.json.redirect).toBe('/login');
     expect(app.json.data).toEqual({ user_id: expect.any(Number), email: 'app@example.com' });
     expect(app.headers['set-cookie']).toBeUndefined();
+    // A page left open after its session ended registers like an app: nothing to sign in.
+    const stale = await t.request({
+      method: 'POST',
+      url: '/api/v1/action/register',
+      headers: { cookie: `gatehouse_session=${'ab'.repeat(32)}`, 'x-service-csrf': 'cd'.repeat(32) },
+      payload: { usr_first_name: 'Late', usr_email: 'late@example.com', password: 'long-enough-1' },
+      remoteAddress: '10.40.4.2',
+    });
+    expect(stale.statusCode).toBe(200);
+    expect(stale.json.redirect).toBe('/login');
+    expect(stale.json.data.signed_in).toBeUndefined();
   });
 });
 

@@ -47,7 +47,10 @@ function isBrowserCall(request: FastifyRequest): boolean {
  */
 export async function admit(request: FastifyRequest, action: Action, surfaceDefaults: AuthContract): Promise<AuthDecision | null> {
   if (!action.descriptor.requires_session) {
-    if (!action.descriptor.auth.requires_browser_session && !isBrowserCall(request)) return null;
+    if (!action.descriptor.auth.requires_browser_session) {
+      // A page left open past its session's end calls as a keyless visitor would, not as a signed-out one.
+      if (!isBrowserCall(request) || !(await request.webSession())) return null;
+    }
     // A sessionless action for website visitors (passkey sign-in): no user is needed, but the request must
     // be a browser session, signed in or not, with its CSRF proof; API keys are refused.
     const principal = await request.authenticate();
