@@ -43,7 +43,7 @@ function newPasswordForm(code: string): SafeHtml {
 }
 
 const unusable = html`<div class="card" id="reset-link-invalid"><p class="error" style="margin-top:0">This reset link is invalid, already used or expired.</p>
-<p>A link works once, for one hour, and only the newest one you asked for. <a href="/password-reset">Ask for a new link</a>.</p></div>`;
+<p>A link works once and for one hour; setting a new password with one makes the others useless. <a href="/password-reset">Ask for a new link</a>.</p></div>`;
 
 /**
  * Forgotten password, on the website: /password-reset asks for the email (password_reset_1, whose answer is
