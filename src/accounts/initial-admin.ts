@@ -20,9 +20,9 @@ export interface InitialAdmin {
 }
 
 /**
- * On a database without users, creates one superadmin with a random password and a machine key of
- * capability 4, and writes both to DATA_DIR/initial-admin.json (mode 0600). Returns the file path and the
- * admin's email (never the secrets), or null when users already exist.
+ * On a database without users, creates one superadmin with a random password (flagged to be changed at
+ * the first sign-in) and a machine key of capability 4, and writes both to DATA_DIR/initial-admin.json
+ * (mode 0600). Returns the file path and the admin's email (never the secrets), or null when users exist.
  */
 export async function bootstrapInitialAdmin(db: Kysely<DB>, dataDir: string, now: Date): Promise<{ file: string; email: string } | null> {
   const admin = await db.transaction().execute(async (trx): Promise<InitialAdmin | null> => {
@@ -32,6 +32,9 @@ export async function bootstrapInitialAdmin(db: Kysely<DB>, dataDir: string, now
     const email = 'admin@gatehouse.local';
     const password = randomHex(16);
     const userId = await createUser(trx, { email, password, permission: SUPERADMIN_PERMISSION, firstName: 'Admin', lastName: null, now });
+    // The generated password sits in a file: the website asks for a new one until it is changed (any
+    // password change clears the flag).
+    await trx.updateTable('usr_users').set({ usr_force_password_change: true }).where('usr_user_id', '=', userId).execute();
     const key = await createMachineKey(trx, { userId, permission: 4, name: 'initial admin key', now });
     return { user_id: userId, email, password, public_key: key.publicKey, secret_key: key.secretKey };
   });

@@ -36,6 +36,8 @@ export interface ActionContext<I = Record<string, unknown>> {
   db: Kysely<DB>;
   clock: Clock;
   settings: Settings;
+  /** The site's public origin (BASE_URL, no trailing slash): links in mail point there. */
+  baseUrl: string;
   /** The server's read caches for model reads (never serving a read through the transaction). */
   caches: ModelCaches;
   /** Queues a message; it is sent only after the action's transaction commits. */

@@ -4,12 +4,9 @@ import { html, type SafeHtml } from './html.js';
 import { apiRefusesRequest } from './https-notice.js';
 import { page, sendPage, type PageOptions } from './layout.js';
 import { checkFormToken, formToken } from '../accounts/web-sessions.js';
-import { pageViewer, type PageViewerDeps, type SignedInUser } from './viewer.js';
+import { STAFF_PERMISSION, pageViewer, type PageViewerDeps, type SignedInUser } from './viewer.js';
 
 export type Viewer = Awaited<ReturnType<typeof pageViewer>>;
-
-/** usr_permission from which a user is staff (the admin pages' guard). */
-const STAFF_PERMISSION = 5;
 
 export function bodyField(request: FastifyRequest, name: string): string {
   const v = ((request.body ?? {}) as Record<string, unknown>)[name];
@@ -58,8 +55,20 @@ export function logoutToken(viewer: Viewer): string {
   return viewer.session ? formToken(viewer.session, 'logout') : '';
 }
 
+/**
+ * Shown above a page's content while the member's password must be changed (the initial admin's generated
+ * password): the security page has the form, so it says so itself.
+ */
+export function passwordChangeBanner(viewer: Viewer): SafeHtml | '' {
+  if (!viewer.passwordChangeRequired) return '';
+  return html`<div class="banner" id="password-change-banner" role="alert"><strong>Please change your password.</strong>
+  Your password was generated when the site was set up (or an administrator asked for a new one).
+  <a href="/profile/security#password">Choose a new password</a>.</div>`;
+}
+
 export function sendViewerPage(reply: FastifyReply, viewer: Viewer, title: string, body: SafeHtml, status = 200, opts: PageOptions = {}): FastifyReply {
-  return sendPage(reply, page(viewer, title, body, { formToken: logoutToken(viewer), wide: opts.wide }), status, opts);
+  const content = html`${passwordChangeBanner(viewer)}${body}`;
+  return sendPage(reply, page(viewer, title, content, { formToken: logoutToken(viewer), wide: opts.wide }), status, opts);
 }
 
 /**

@@ -33,12 +33,14 @@ import { pricingPage } from './pages/pricing.js';
 import { subscriptionPage } from './pages/subscription.js';
 import { orderPage } from './pages/order.js';
 import { securityPage } from './pages/security.js';
+import { profilePage } from './pages/profile.js';
+import { passwordResetPages } from './pages/password-reset.js';
 import { passkeyAssets } from './passkey-assets.js';
 import { driveFilePages } from './pages/drive-files.js';
 import { drivePage } from './pages/drive.js';
 
 const STATIC_DIR = path.join(PROJECT_ROOT, 'src', 'web', 'static');
-const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'admin-import.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8' };
+const STATIC_FILES: Record<string, string> = { 'serviceApi.js': 'application/javascript; charset=utf-8', 'register.js': 'application/javascript; charset=utf-8', 'cart.js': 'application/javascript; charset=utf-8', 'subscription.js': 'application/javascript; charset=utf-8', 'admin-member.js': 'application/javascript; charset=utf-8', 'admin-import.js': 'application/javascript; charset=utf-8', 'order.js': 'application/javascript; charset=utf-8', 'confirm.js': 'application/javascript; charset=utf-8', 'pricing.js': 'application/javascript; charset=utf-8', 'drive.js': 'application/javascript; charset=utf-8', 'vault.js': 'application/javascript; charset=utf-8', 'vault-beacon.js': 'application/javascript; charset=utf-8', 'action-form.js': 'application/javascript; charset=utf-8', 'password-reset.js': 'application/javascript; charset=utf-8' };
 
 /** Server-rendered pages and their static assets, outside the API's front controller. */
 /** What the pages need of each loaded plugin: its pages, if it has any. */
@@ -92,6 +94,8 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   subscriptionPage(web, services);
   orderPage(web, services);
   securityPage(web, services);
+  profilePage(web, services);
+  passwordResetPages(web, services);
   drivePage(web, services);
   driveFilePages(web, services);
   dashboardPage(web, services);

@@ -24,19 +24,36 @@ export async function ensureWebSession(request: FastifyRequest, services: Pick<P
 /** The signed-in user a page sees: the same shape the API's principal carries. */
 export type SignedInUser = PrincipalUser;
 
-export async function pageViewer(request: FastifyRequest, services: PageViewerDeps): Promise<PageViewer & { user: SignedInUser | null }> {
+/** usr_permission from which a user is staff. */
+export const STAFF_PERMISSION = 5;
+
+export async function pageViewer(
+  request: FastifyRequest,
+  services: PageViewerDeps,
+): Promise<PageViewer & { user: SignedInUser | null; passwordChangeRequired: boolean }> {
   const session = await ensureWebSession(request, services);
-  if (session.userId === null) return { session, displayName: null, isStaff: false, user: null };
-  const user = await services.db
+  if (session.userId === null) return { session, displayName: null, isStaff: false, user: null, passwordChangeRequired: false };
+  const row = await services.db
     .selectFrom('usr_users')
-    .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission'])
+    .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission', 'usr_force_password_change'])
     .where('usr_user_id', '=', session.userId)
     .where('usr_delete_time', 'is', null)
     .where('usr_is_disabled', '=', false)
     .executeTakeFirst();
   // A deleted or disabled user's session is signed out in effect (the API ends it; pages see a guest).
-  if (!user) return { session, displayName: null, isStaff: false, user: null };
-  return { session, displayName: displayName(user), isStaff: user.usr_permission >= 5, user };
+  if (!row) return { session, displayName: null, isStaff: false, user: null, passwordChangeRequired: false };
+  const { usr_force_password_change: passwordChangeRequired, ...user } = row;
+  return { session, displayName: displayName(user), isStaff: user.usr_permission >= STAFF_PERMISSION, user, passwordChangeRequired };
+}
+
+/**
+ * Where a member goes right after signing in: to change a password that must be changed (the initial
+ * admin's generated one), else to the page they came for, else staff to the dashboard and members home.
+ */
+export function landingAfterSignIn(user: { usr_permission: number; usr_force_password_change: boolean }, next: string | null): string {
+  if (user.usr_force_password_change) return '/profile/security';
+  if (next) return next;
+  return user.usr_permission >= STAFF_PERMISSION ? '/admin' : '/';
 }
 
 /** A same-origin relative path, or '/' for anything else (open-redirect guard). */

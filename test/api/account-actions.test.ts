@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCode } from '../../src/actions/account/codes.js';
+import { issueCode } from '../../src/accounts/activation-codes.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { formatTimestamp } from '../../src/lib/time.js';
 import { formBody } from '../helpers/actions.js';

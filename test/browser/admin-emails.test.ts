@@ -16,7 +16,7 @@ describeBrowser('browser: member emails and the outbox', () => {
   async function signedIn(width: number): Promise<{ page: Page; email: string }> {
     const admin = await fx.t.createUser({ permission: 10, firstName: 'Ada' });
     const page = await (await fx.browser.newContext({ viewport: { width, height: 900 } })).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', admin.email);
     await page.fill('#password', admin.password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

@@ -22,7 +22,7 @@ describeBrowser('browser: member import and export page', () => {
   async function staffPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
     const staff = await fx.t.createUser({ permission: 5 });
     const page = await (await fx.browser.newContext({ viewport })).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', staff.email);
     await page.fill('#password', staff.password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

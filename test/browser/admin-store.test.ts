@@ -60,7 +60,7 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
 
   async function signedIn(viewport: { width: number; height: number } = DESKTOP, who = seeded.staff): Promise<Page> {
     const page = await (await fx.browser.newContext({ viewport })).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', who.email);
     await page.fill('#password', who.password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

@@ -9,7 +9,7 @@ describeBrowser('browser: a gated post and the RSS feed', () => {
 
   async function signedIn(email: string, password: string): Promise<Page> {
     const page = await (await fx.browser.newContext()).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', email);
     await page.fill('#password', password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

@@ -54,6 +54,7 @@ function context(over: Partial<ActionContext> = {}): ActionContext {
     db: scriptedDb(),
     clock,
     settings,
+    baseUrl: 'https://gatehouse.example',
     mail() {},
     attachments: [],
     query: {},

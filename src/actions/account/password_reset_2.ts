@@ -1,6 +1,7 @@
 import { defineAction } from '../define.js';
 import { field } from '../form.js';
-import { codePasswordInput, redeemPasswordCode, retireCodes } from './codes.js';
+import { retireCodes } from '../../accounts/activation-codes.js';
+import { codePasswordInput, redeemPasswordCode } from './codes.js';
 import { changePassword, newPasswordField } from './password.js';
 
 export default defineAction({

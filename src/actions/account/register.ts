@@ -21,7 +21,7 @@ export default defineAction({
     newsletter: { type: 'bool' },
     contact_preferences: { type: 'array', items: { type: 'string', options: CONTACT_CHANNELS }, max: CONTACT_CHANNELS.length },
   },
-  async run({ input, db, clock, ip, mail, settings }) {
+  async run({ input, db, clock, ip, mail, settings, web }) {
     if (input.password_confirm != null && input.password_confirm !== input.password) throw validationError({ password_confirm: 'does not match the password' });
     const now = clock.now();
     let userId: number;
@@ -49,6 +49,11 @@ export default defineAction({
       text: `Hello ${input.usr_first_name},\n\nyour account has been created. You can sign in with this email address.\n`,
       template: 'welcome',
     });
+    // Registering from a website page signs that browser session in, as /login would (after the commit).
+    if (web) {
+      web.signInAfterSuccess(userId);
+      return { data: { user_id: userId, email: input.usr_email, signed_in: true }, message: 'Your account has been created and you are signed in.', redirect: '/pricing' };
+    }
     return { data: { user_id: userId, email: input.usr_email }, message: 'Your account has been created.', redirect: '/login' };
   },
   form: () => ({

@@ -230,6 +230,7 @@ async function openCall(services: Services, request: FastifyRequest, action: Act
     db,
     clock,
     settings,
+    baseUrl: services.config.baseUrl,
     caches: services.modelCaches,
     mail: (m) => void effects.outbox.push(m),
     attachments: raw.attachments,

@@ -3,6 +3,7 @@ import { BUILT_IN_AUTH, resolveAuthContract, enforceAuthContract, type AuthContr
 import type { Action } from '../../actions/define.js';
 import { actionRegistry } from '../../actions/index.js';
 import { actionError } from '../../http/errors.js';
+import { CSRF_HEADER } from '../../http/transport.js';
 import type { Services } from '../../services.js';
 
 /** The action a name resolves to, or the contract's 404 (unknown, inactive plugin, or no descriptor). */
@@ -30,12 +31,26 @@ export function isPublished(services: Services, action: Action): boolean {
 }
 
 /**
+ * A website page calling through serviceApi: the session cookie and the CSRF header, and no key headers.
+ * A request without the CSRF header (a plain form post, an app) is not one.
+ */
+function isBrowserCall(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return h.public_key === undefined && h.secret_key === undefined && h[CSRF_HEADER] !== undefined && request.hasWebSessionCookie();
+}
+
+/**
  * Sessionless actions run without any credential; the rest authenticate (once per request) and must pass
- * the action's contract resolved against this surface's defaults.
+ * the action's contract resolved against this surface's defaults. A sessionless action called from a
+ * website page is admitted with the page's session (signed in or guest, its CSRF proof checked), so that
+ * it may act on that session: registration signs the new member in (`ctx.web`); other callers stay keyless.
  */
 export async function admit(request: FastifyRequest, action: Action, surfaceDefaults: AuthContract): Promise<AuthDecision | null> {
   if (!action.descriptor.requires_session) {
-    if (!action.descriptor.auth.requires_browser_session) return null;
+    if (!action.descriptor.auth.requires_browser_session) {
+      // A page left open past its session's end calls as a keyless visitor would, not as a signed-out one.
+      if (!isBrowserCall(request) || !(await request.webSession())) return null;
+    }
     // A sessionless action for website visitors (passkey sign-in): no user is needed, but the request must
     // be a browser session, signed in or not, with its CSRF proof; API keys are refused.
     const principal = await request.authenticate();

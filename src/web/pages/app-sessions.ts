@@ -3,6 +3,7 @@ import { revokeKey } from '../../accounts/api-keys.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
 import { checkPostedForm, guardPage, sendViewerPage, tokenInput } from '../forms.js';
+import { profileNav } from './profile-nav.js';
 import { html } from '../html.js';
 
 const fmt = (d: Date | null) => (d ? formatTimestamp(d) : 'never');
@@ -29,7 +30,7 @@ export function appSessionsPage(web: FastifyInstance, services: Services): void 
 ${keys.map((k) => html`<tr data-id="${k.apk_api_key_id}"><td>${k.apk_name ?? 'Unnamed device'}</td><td>${fmt(k.apk_create_time)}</td><td>${fmt(k.apk_last_used_time)}</td>
 <td><form class="inline" method="post" action="/profile/app-sessions/${k.apk_api_key_id}/revoke">${tokenInput(viewer, 'app-sessions')}<button class="link" type="submit">Revoke</button></form></td></tr>`)}
 </tbody></table></div>`;
-    return sendViewerPage(reply, viewer, 'App sessions', body);
+    return sendViewerPage(reply, viewer, 'App sessions', html`${profileNav('/profile/app-sessions')}${body}`);
   });
 
   web.post('/profile/app-sessions/:id/revoke', async (request, reply) => {

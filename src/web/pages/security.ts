@@ -2,12 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { passkeysOf, type StoredPasskey } from '../../accounts/passkeys/credentials.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
+import { MIN_PASSWORD_LENGTH } from '../../accounts/passwords.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { html } from '../html.js';
+import { profileNav } from './profile-nav.js';
 import { vaultSection } from './vault-section.js';
 
 /** What the page says after passkeys.js reloads it with ?done=... (an allowlist: nothing else is echoed). */
-const DONE: Record<string, string> = { added: 'Passkey added.', renamed: 'Passkey renamed.', removed: 'Passkey removed.' };
+const DONE: Record<string, string> = { added: 'Passkey added.', renamed: 'Passkey renamed.', removed: 'Passkey removed.', password: 'Your password has been changed.' };
 
 const when = (d: Date | null) => (d ? `${formatTimestamp(d).slice(0, 16)} UTC` : 'Never');
 
@@ -27,8 +29,25 @@ function passkeyRow(p: StoredPasskey) {
 </tr>`;
 }
 
+/** The password change (password_edit through action-form.js); it closes the member's app sessions. */
+const passwordCard = (email: string) => html`<div class="card" id="password">
+  <h2 style="margin-top:0">Password</h2>
+  <form id="password-form" data-action="password_edit" data-done="/profile/security?done=password" novalidate>
+    <input type="email" autocomplete="username" value="${email}" hidden aria-hidden="true">
+    <label for="current_password_change">Current password</label>
+    <input id="current_password_change" name="current_password" type="password" autocomplete="current-password" required maxlength="255">
+    <div class="field-error" data-for="current_password"></div>
+    <label for="new_password">New password</label>
+    <input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" maxlength="255">
+    <div class="help">At least ${MIN_PASSWORD_LENGTH} characters. Changing it signs out your apps (their sessions end); this browser stays signed in.</div>
+    <div class="field-error" data-for="new_password"></div>
+    <button class="primary" type="submit">Change password</button>
+    <p class="form-status" role="status"></p>
+  </form>
+</div>`;
+
 /**
- * Profile → Security: the member's passkeys (label, created, last used, PRF capability) with add, rename and
+ * Profile → Security: the password change, and the member's passkeys (label, created, last used, PRF capability) with add, rename and
  * remove. Every change goes through the passkey actions with serviceApi (passkeys.js); this page only lists.
  */
 export function securityPage(web: FastifyInstance, services: Services): void {
@@ -43,7 +62,7 @@ export function securityPage(web: FastifyInstance, services: Services): void {
       ? html`<p id="no-passkeys">You have no passkeys yet.</p>`
       : html`<table id="passkeys" class="stack"><thead><tr><th>Name</th><th>Added</th><th>Last used</th><th>PRF capable</th><th></th></tr></thead>
 <tbody>${passkeys.map(passkeyRow)}</tbody></table>`;
-    const body = html`${done ? html`<p class="notice" id="passkey-done">${done}</p>` : ''}<div class="card">
+    const body = html`${profileNav('/profile/security')}${done ? html`<p class="notice" id="${doneKey === 'password' ? 'password-done' : 'passkey-done'}">${done}</p>` : ''}${passwordCard(viewer.user.usr_email)}<div class="card">
   <h2 style="margin-top:0">Passkeys</h2>
   <p class="help">A passkey signs you in with your device's fingerprint, face or screen lock, or a security key, instead of your password.
   A PRF-capable passkey can also unlock encrypted data.</p>
@@ -71,7 +90,8 @@ export function securityPage(web: FastifyInstance, services: Services): void {
 <p id="passkey-status" role="status" aria-live="polite"></p>
 ${await vaultSection(services, request, viewer.user.usr_user_id)}
 <script src="/static/simplewebauthn-browser.js" defer></script>
-<script src="/static/passkeys.js" defer></script>`;
+<script src="/static/passkeys.js" defer></script>
+<script src="/static/action-form.js" defer></script>`;
     return sendViewerPage(reply, viewer, 'Security', body);
   });
 }

@@ -144,7 +144,7 @@ export function sitePages(web: FastifyInstance, services: Services): void {
     const welcome = viewer.user
       ? html`<div class="card" id="welcome"><p>Signed in as <strong>${viewer.displayName}</strong> (${viewer.user.usr_email}).</p>
           ${viewer.session?.loginAsBy ? html`<p class="notice">You are signed in as this member on behalf of a staff account.</p>` : ''}
-          <p><a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a> · <a href="/profile/security">Security and passkeys</a>${viewer.isStaff ? html` · <a href="/admin/posts">Posts</a>` : ''}</p></div>`
+          <p><a href="/profile">Your profile</a> · <a href="/profile/subscription">Your subscription</a> · <a href="/profile/app-sessions">App sessions</a> · <a href="/profile/security">Password and passkeys</a>${viewer.isStaff ? html` · <a href="/admin/posts">Posts</a>` : ''}</p></div>`
       : html`<div class="card" id="welcome"><p>Welcome. <a href="/login">Sign in</a> or <a href="/register">register</a>.</p></div>`;
     const list =
       items.length > 0

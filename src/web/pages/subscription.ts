@@ -11,6 +11,7 @@ import { isStoreBilled } from '../../store/lifecycle/refusals.js';
 import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary } from '../../store/lifecycle/summary.js';
 import type { FeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
+import { profileNav } from './profile-nav.js';
 import { html, type SafeHtml } from '../html.js';
 import { featureLabel, isByteFeature } from '../feature-display.js';
 
@@ -240,7 +241,7 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const storeBilled = isStoreBilled(summary.payment_source === 'none' ? null : summary.payment_source);
     const keepTierId = summary.current_tier ? await liveTierId(db, summary.current_tier.name) : null;
     const done = DONE_MESSAGES[String((request.query as Record<string, unknown>).done ?? '')];
-    const body = html`${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
+    const body = html`${profileNav('/profile/subscription')}${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
 <div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary, services.tiers.registry)}</div>
 <div class="card" id="billing"><h2>Billing</h2>
 ${summary.subscriptions.length === 0
