@@ -1,4 +1,4 @@
 import { html } from '../../html.js';
 
 export const adminNav = () =>
-  html`<nav class="sub" aria-label="Admin"><a href="/admin">Dashboard</a><a href="/admin/tiers">Tiers</a><a href="/admin/products">Products</a><a href="/admin/members/import">Import</a><a href="/admin/import/ghost">Import from Ghost</a><a href="/admin/settings/subscriptions">Settings</a><a href="/admin/api-keys">API keys</a><a href="/admin/webhooks">Webhooks</a><a href="/admin/emails">Emails</a><a href="/admin/outbox">Outbox</a></nav>`;
+  html`<nav class="sub" aria-label="Admin"><a href="/admin">Dashboard</a><a href="/admin/tiers">Tiers</a><a href="/admin/products">Products</a><a href="/admin/members/import">Import</a><a href="/admin/import/ghost">Import from Ghost</a><a href="/admin/settings">Settings</a><a href="/admin/api-keys">API keys</a><a href="/admin/webhooks">Webhooks</a><a href="/admin/emails">Emails</a><a href="/admin/outbox">Outbox</a></nav>`;
