@@ -43,7 +43,7 @@ describe('the general settings page and the store’s truth (issue 40, part 4)',
     const page = await staff.get('/admin/settings');
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<a href="/admin/settings">Settings</a>');
-    expect(page.body).toContain('<a href="/admin/settings" id="settings-nav-general" aria-current="page">General</a>');
+    expect(page.body).toContain('<a href="/admin/settings" id="settings-nav-general" aria-current="page" style="font-weight:700;text-decoration:none">General</a>');
     expect(page.body).toContain('<a href="/admin/settings/subscriptions" id="settings-nav-subscriptions" >Store and subscriptions</a>');
     const subscriptions = await staff.get('/admin/settings/subscriptions');
     expect(subscriptions.body).toContain('<a href="/admin/settings" id="settings-nav-general" >General</a>');

@@ -65,6 +65,11 @@ describeBrowser('browser: the general settings page (site, Drive switch, billing
       expect(await page.content()).not.toContain('sk_test_browser_secret');
       expect(await overflow(page)).toBe(0);
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `admin-settings-superadmin-${label}.png`), fullPage: true });
+      // The status table and a provider form, one screen each (the full page is long on a phone).
+      for (const part of ['billing-sources', 'provider-card_processor', 'provider-ios_store']) {
+        await page.locator(`#${part}`).evaluate((el) => el.scrollIntoView());
+        await page.screenshot({ path: path.join(SCREENSHOT_DIR, `admin-settings-${part}-${label}.png`) });
+      }
     });
   }
 });

@@ -22,7 +22,7 @@ const GENERAL = ['site_name', 'mail_from_address', 'drive_active'] as const;
 const LABELS: Record<string, string> = {
   site_name: 'Site name',
   mail_from_address: 'Sender address (From of all mail)',
-  drive_active: 'Drive is on (drive_active)',
+  drive_active: 'Drive for members (drive_active)',
   card_processor_api_key: 'API key (secret key, sk_…)',
   card_processor_webhook_secret: 'Webhook signing secret (whsec_…)',
   card_processor_api_base: 'API base URL (empty: the provider’s own)',

@@ -17,6 +17,6 @@ export function settingErrorText(name: string, e: unknown): string {
 
 /** The settings screens' own small nav: General and Store and subscriptions. */
 export function settingsNav(current: 'general' | 'subscriptions') {
-  const link = (href: string, key: string, text: string) => html`<a href="${href}" id="settings-nav-${key}" ${current === key ? html`aria-current="page"` : ''}>${text}</a>`;
+  const link = (href: string, key: string, text: string) => html`<a href="${href}" id="settings-nav-${key}" ${current === key ? html`aria-current="page" style="font-weight:700;text-decoration:none"` : ''}>${text}</a>`;
   return html`<nav class="sub settings-nav" aria-label="Settings">${link('/admin/settings', 'general', 'General')}${link('/admin/settings/subscriptions', 'subscriptions', 'Store and subscriptions')}</nav>`;
 }
