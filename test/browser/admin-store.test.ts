@@ -110,6 +110,7 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
       ['product-new', '/admin/products/new'],
       ['product-edit', `/admin/products/${seeded.goldProduct}`],
       ['settings', '/admin/settings/subscriptions'],
+      ['settings-general', '/admin/settings'],
       ['api-keys', '/admin/api-keys'],
       ['pricing', '/pricing'],
       ['cart-empty', '/cart'],
