@@ -20,7 +20,10 @@ describeBrowser('browser: the general settings page (site, Drive switch, billing
     return page;
   }
 
-  const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = (page: Page) => page.evaluate(() => {
+    const root = (globalThis as any).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
 
   for (const [label, viewport] of VIEWPORTS) {
     it(`a staff member switches Drive on from Settings (${label}); the page does not overflow`, async () => {
