@@ -52,7 +52,7 @@ export interface Services {
   scheduler: Scheduler;
   /** Tiers: feature registry, membership services, feature reads. */
   tiers: TierSystem;
-  /** The store: active only with products_active and subscriptions_active; provider clients and fakes' seams. */
+  /** The store: active only with products_active and subscriptions_active and a configured billing source; provider clients and fakes' seams. */
   store: StoreSystem;
   /** Key rows of recently presented keys (declared in caches). */
   keyRows: KeyRowCache;

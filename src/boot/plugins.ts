@@ -59,7 +59,7 @@ async function importModules(dir: string): Promise<PluginModule[]> {
 
 /** Puts each plugin's settings, models and actions into the core registries, once per process. */
 function install(modules: PluginModule[]): void {
-  for (const m of modules) registerSettingDefinitions(m.settings ?? []);
+  for (const m of modules) registerSettingDefinitions(m.settings ?? [], m.name);
   for (const m of modules) for (const model of m.models ?? []) models.add(model);
   for (const m of modules) for (const action of m.actions ?? []) actionRegistry.register(action);
 }

@@ -1,9 +1,9 @@
 import type { SettingDefinition } from '../settings/definitions.js';
-import { SettingError, settingDefinition, validateSettingValue } from '../settings/registry.js';
+import { SettingError, allSettingDefinitions, settingDefinition, settingSource, validateSettingValue } from '../settings/registry.js';
 import { USAGE, groupUsage } from './usage.js';
-import { CliUsageError, parseCommandArgs, type CliContext, type CommandGroup } from './context.js';
+import { CliUsageError, Exited, parseCommandArgs, type CliContext, type CommandGroup } from './context.js';
 
-const [GET, SET] = USAGE.setting;
+const [LIST, GET, SET] = USAGE.setting;
 /** What a secret setting shows instead of its value: whether it is set, never what it is. */
 export const SECRET_SET = '(set)';
 
@@ -43,9 +43,58 @@ function shown(def: SettingDefinition, value: unknown): unknown {
   return value === '' ? '' : SECRET_SET;
 }
 
+export interface SettingListEntry {
+  name: string;
+  type: SettingDefinition['type'];
+  /** The value; a secret's is only 'set' or 'not set'. */
+  value: unknown;
+  secret: boolean;
+  /** 'core', or the plugin that declares it. */
+  source: string;
+  description: string;
+}
+
+/** Longest value the table shows before cutting it (the JSON list has every value whole). */
+const VALUE_WIDTH = 40;
+
+function tableValue(e: SettingListEntry): string {
+  const text = typeof e.value === 'string' && !e.secret ? (e.value === '' ? '""' : e.value) : typeof e.value === 'string' ? e.value : JSON.stringify(e.value);
+  const oneLine = text.replace(/\r?\n/g, '\\n');
+  return oneLine.length > VALUE_WIDTH ? `${oneLine.slice(0, VALUE_WIDTH - 1)}…` : oneLine;
+}
+
+/** Aligned columns: NAME, TYPE, VALUE, SOURCE, DESCRIPTION (the last one runs to the end of the line). */
+export function settingTable(entries: SettingListEntry[]): string {
+  const rows = [['NAME', 'TYPE', 'VALUE', 'SOURCE', 'DESCRIPTION'], ...entries.map((e) => [e.name, e.type, tableValue(e), e.source, e.description])];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
 export const settingCommand: CommandGroup = {
   async run(args, ctx) {
     const [sub, ...rest] = args;
+    if (sub === 'list') {
+      const { values } = parseCommandArgs(rest, { table: { type: 'boolean', default: false } }, { min: 0, max: 0, usage: LIST });
+      // Every installed plugin's settings too, active or not (they are configured before enabling).
+      await ctx.loadPlugins();
+      const entries = await ctx.withServices(async ({ settings }) =>
+        allSettingDefinitions().map((def): SettingListEntry => {
+          const value = settings.get(def.name);
+          return {
+            name: def.name,
+            type: def.type,
+            value: def.secret ? (value === '' || value === null ? 'not set' : 'set') : value,
+            secret: def.secret === true,
+            source: settingSource(def.name),
+            description: def.description,
+          };
+        }),
+      );
+      // One JSON object like every command (DESIGN §3); --table is the same list for a person to read.
+      if (!values.table) return { settings: entries };
+      ctx.io.stdout(settingTable(entries));
+      return new Exited(0);
+    }
     if (sub === 'get') {
       const { positionals } = parseCommandArgs(rest, {}, { min: 1, max: 1, usage: GET });
       const def = await definitionOf(positionals[0]!, ctx);

@@ -45,7 +45,7 @@ export const storeCommand: CommandGroup = {
       }
       const { reconcileSubscriptions } = await import('../store/reconcile/reconcile.js');
       return ctx.withServices(async ({ store, tiers }) => {
-        if (!store.active()) throw new Error('The store is inactive (products_active and subscriptions_active): no billing code runs');
+        if (!store.active()) throw new Error('The store is inactive (it opens with products_active and subscriptions_active on and a billing source configured): no billing code runs');
         const report = await reconcileSubscriptions(store.context(), tiers.membership, { userId, source: source as BillingSource | null, dryRun: values['dry-run'] });
         return { ...report };
       });

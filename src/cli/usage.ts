@@ -8,7 +8,7 @@ export const USAGE = {
     'gatehouse key create --user-id N --permission 1..4 [--ip-restriction "ip,ip"] [--start-time T] [--expires-time T] [--name S] [--inactive]',
     'gatehouse key revoke --api-key-id N',
   ],
-  setting: ['gatehouse setting get NAME', 'gatehouse setting set NAME VALUE'],
+  setting: ['gatehouse setting list [--table]', 'gatehouse setting get NAME', 'gatehouse setting set NAME VALUE'],
   plugin: ['gatehouse plugin list', 'gatehouse plugin enable NAME', 'gatehouse plugin disable NAME'],
   task: ['gatehouse task run NAME|all'],
   tier: ['gatehouse tier list', 'gatehouse tier assign --user-id N --tier NAME|none', 'gatehouse tier audit'],

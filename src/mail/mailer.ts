@@ -56,6 +56,8 @@ export interface SmtpOptions {
   user: string;
   password: string;
   from: string;
+  /** The display name of the From header (setting site_name); the envelope sender is `from` alone. */
+  fromName?: string;
   /** TLS from the first byte (smtps:// or port 465); otherwise STARTTLS when offered. */
   secure: boolean;
 }
@@ -97,7 +99,7 @@ export class SmtpMailer implements Mailer {
 
   async send(message: MailMessage): Promise<void> {
     await this.transporter.sendMail({
-      from: message.from ?? this.options.from,
+      from: message.from ?? (this.options.fromName ? { name: this.options.fromName, address: this.options.from } : this.options.from),
       to: message.to,
       subject: message.subject,
       text: message.text,
@@ -110,24 +112,28 @@ export class SmtpMailer implements Mailer {
 
   sameAs(o: SmtpOptions): boolean {
     const a = this.options;
-    return a.host === o.host && a.port === o.port && a.user === o.user && a.password === o.password && a.from === o.from && a.secure === o.secure;
+    return a.host === o.host && a.port === o.port && a.user === o.user && a.password === o.password && a.from === o.from && a.fromName === o.fromName && a.secure === o.secure;
   }
 }
 
 let cachedSmtp: SmtpMailer | undefined;
 
-/** The SMTP server the settings name: `smtp_url` when set, else `smtp_host` & co; null keeps mail in the outbox. */
+/**
+ * The SMTP server the settings name: `smtp_url` when set, else `smtp_host` & co; null keeps mail in the
+ * outbox. Mail is from mail_from_address, shown under the site's name (site_name).
+ */
 export function smtpOptionsFromSettings(settings: Settings): SmtpOptions | null {
   const from = settings.string('mail_from_address');
+  const fromName = settings.string('site_name');
   const url = settings.string('smtp_url');
   if (url !== '') {
     const parsed = parseSmtpUrl(url);
-    return parsed ? { ...parsed, from } : null;
+    return parsed ? { ...parsed, from, fromName } : null;
   }
   const host = settings.string('smtp_host');
   if (host === '') return null;
   const port = settings.int('smtp_port');
-  return { host, port, user: settings.string('smtp_user'), password: settings.string('smtp_password'), from, secure: port === 465 };
+  return { host, port, user: settings.string('smtp_user'), password: settings.string('smtp_password'), from, fromName, secure: port === 465 };
 }
 
 /** SMTP when smtp_url (or smtp_host) is set, else the outbox; read at send time so a settings change applies at once. */

@@ -106,8 +106,8 @@ export const settingDefinitions: SettingDefinition[] = [
   int('smtp_port', 587, 'SMTP port', 1, 65535),
   str('smtp_user', 'SMTP user'),
   str('smtp_password', 'SMTP password', { secret: true }),
-  str('mail_from_address', 'From address of outgoing mail', { def: 'no-reply@localhost' }),
-  str('site_name', 'Site name shown in pages and mail', { def: 'Gatehouse' }),
+  { name: 'mail_from_address', type: 'string', default: 'no-reply@localhost', maxLength: 255, pattern: /^[^\s@<>"(),;:]+@[^\s@<>"(),;:]+$/, patternHint: 'an email address such as members@example.org', description: 'Sender (From) address of all mail the site sends; shown under the site name' },
+  { name: 'site_name', type: 'string', default: 'Gatehouse', maxLength: 100, pattern: /^[^\r\n]*\S[^\r\n]*$/, patternHint: 'one line of text, not empty', description: 'Site name: in page titles, the header, mail subjects and as the name mail is sent under' },
   // Member emails (DESIGN 15; templates on /admin/emails)
   bool('email_welcome_active', false, 'Mail a welcome to every new member (member.created: registration, admin-created and imported members); off, self-registration still sends its own short welcome'),
   int('renewal_reminder_days', 7, 'Remind members this many days before an auto-renewing subscription renews; 0 turns the reminder off', 0, 365),

@@ -2,6 +2,8 @@ import { settingDefinitions, type SettingDefinition } from './definitions.js';
 
 const definitions: SettingDefinition[] = [...settingDefinitions];
 const byName = new Map(definitions.map((d) => [d.name, d]));
+/** Who declared each plugin setting (the plugin's name); core settings are absent. */
+const declaredBy = new Map<string, string>();
 
 export class SettingError extends Error {}
 
@@ -13,12 +15,18 @@ export function allSettingDefinitions(): readonly SettingDefinition[] {
   return definitions;
 }
 
+/** Where a setting comes from: 'core', or the name of the plugin that declares it. */
+export function settingSource(name: string): string {
+  return declaredBy.get(name) ?? 'core';
+}
+
 /** A plugin's settings join the core's (src/boot/plugins.ts); a name may be declared once. */
-export function registerSettingDefinitions(defs: readonly SettingDefinition[]): void {
+export function registerSettingDefinitions(defs: readonly SettingDefinition[], plugin?: string): void {
   for (const d of defs) {
     if (byName.has(d.name)) throw new SettingError(`setting ${d.name} is declared twice`);
     definitions.push(d);
     byName.set(d.name, d);
+    if (plugin) declaredBy.set(d.name, plugin);
   }
 }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { businessError } from '../http/errors.js';
+import { billingSourceStatuses } from '../settings/billing-sources.js';
 import type { Settings } from '../settings/store.js';
 import type { StoreSystem } from './index.js';
 import { checkEventPlaces } from './event-tickets.js';
@@ -71,7 +72,10 @@ async function priceLines(db: Kysely<DB>, lines: CheckoutLine[]): Promise<Priced
  * 'subscription' when a line is a tier subscription (card price id and tier link), else 'payment'.
  * The session's metadata names user_id, product_id (the tier-linked line, else the first) and order_id;
  * its checkout.session.completed webhook completes this order instead of creating one.
- * Business refusals are 422 ActionError; a provider failure marks the order failed and rethrows.
+ * Business refusals are 422 ActionError. Once the order exists, a card processor that is not configured
+ * or that fails to start the session marks the order failed (ord_error says why, for the admin) and is
+ * answered 422 ActionError too (data.reason 'card_processor_not_configured' or 'checkout_failed', with
+ * data.order_id): never a 500.
  */
 export async function createCheckout(
   db: Kysely<DB>,
@@ -127,6 +131,15 @@ export async function createCheckout(
     return id;
   });
 
+  const card = billingSourceStatuses(services.settings).find((s) => s.source === 'card_processor')!;
+  if (!card.configured) {
+    await markFailed(db, orderId, `card processor not configured: ${card.missing.join('; ')}`, now);
+    throw businessError(`Card payments are not set up on this site yet, so checkout cannot start. Nothing was charged; your order #${orderId} is kept as failed.`, {
+      reason: 'card_processor_not_configured',
+      order_id: orderId,
+    });
+  }
+
   const metadata = { user_id: String(userId), product_id: String(primary.productId), order_id: String(orderId) };
   const request: CheckoutSessionRequest = {
     mode: priced.some((l) => l.subscription) ? 'subscription' : 'payment',
@@ -145,11 +158,18 @@ export async function createCheckout(
       .execute();
     return { orderId, url: session.url };
   } catch (err) {
-    await db
-      .updateTable('ord_orders')
-      .set({ ord_status: ORDER_STATUS.failed, ord_error: (err instanceof Error ? err.message : String(err)).slice(0, 255), ord_update_time: now })
-      .where('ord_order_id', '=', orderId)
-      .execute();
-    throw err;
+    await markFailed(db, orderId, err instanceof Error ? err.message : String(err), now);
+    throw businessError(`The card processor could not start the checkout. Nothing was charged; your order #${orderId} is kept as failed. Please try again later.`, {
+      reason: 'checkout_failed',
+      order_id: orderId,
+    });
   }
+}
+
+async function markFailed(db: Kysely<DB>, orderId: number, why: string, now: Date): Promise<void> {
+  await db
+    .updateTable('ord_orders')
+    .set({ ord_status: ORDER_STATUS.failed, ord_error: why.slice(0, 255), ord_update_time: now })
+    .where('ord_order_id', '=', orderId)
+    .execute();
 }

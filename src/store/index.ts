@@ -10,8 +10,8 @@ import type { WalletProviderClient } from './providers/wallet-provider.js';
 
 /**
  * The store component of one process (services.store). Active only while the settings products_active
- * and subscriptions_active are both true; inactive, no billing code runs (webhooks are verified,
- * acknowledged and logged, and assign nothing).
+ * and subscriptions_active are both true and at least one billing source is configured (storeActive);
+ * inactive, no billing code runs (webhooks are verified, acknowledged and logged, and assign nothing).
  */
 export class StoreSystem {
   /** Replaceable in tests (fake provider servers, test trust roots). */

@@ -90,7 +90,7 @@ export async function replayStoreEvent(
     throw new StoreReplayInputError(`Unknown source '${source}' (one of ${Object.keys(WEBHOOK_ADAPTERS).join(', ')})`);
   }
   const kept = await findKeptEvent(ctx.db, o.eventId, source);
-  if (!o.active) throw new StoreReplayError('The store is inactive (products_active and subscriptions_active): nothing can be applied');
+  if (!o.active) throw new StoreReplayError('The store is inactive (it opens with products_active and subscriptions_active on and a billing source configured): nothing can be applied');
   const adapter = WEBHOOK_ADAPTERS[kept.source];
   if (!adapter) throw new StoreReplayInputError(`Event '${o.eventId}' came from '${kept.source}', which no longer has a webhook`);
   const row = await ctx.db

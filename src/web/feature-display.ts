@@ -19,3 +19,6 @@ export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
 
 /** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
 export const featureInUse = (services: { plugins: Pick<Plugins, 'isActive'> }, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
+
+/** A core Drive feature (drive_storage_bytes, ...): it does nothing while the setting drive_active is off. */
+export const isDriveFeature = (def: FeatureDefinition) => def.source === 'core' && def.key.startsWith('drive_');

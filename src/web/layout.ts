@@ -7,6 +7,8 @@ export interface PageViewer {
   session: WebSession | null;
   displayName: string | null;
   isStaff: boolean;
+  /** The site's name (setting site_name), in the title and the header brand; 'Gatehouse' when not given. */
+  siteName?: string;
   /** Set on staff pages whose request the API would refuse (plain HTTP while api_require_https is on). */
   apiRefusesHttp?: boolean;
 }
@@ -36,6 +38,8 @@ svg.chart{width:100%;height:auto;display:block}.chart-figure{margin:0}.legend{di
 svg.chart text{font-size:22px}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
 `;
 
+const DEFAULT_SITE_NAME = 'Gatehouse';
+
 /** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */
 export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { formToken?: string; wide?: boolean } = {}): SafeHtml {
   const signedIn = viewer.session?.userId != null;
@@ -44,7 +48,7 @@ export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { 
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Gatehouse</title>
+<title>${title} · ${viewer.siteName || DEFAULT_SITE_NAME}</title>
 ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
 <link rel="alternate" type="application/rss+xml" href="/rss" title="RSS feed of posts">
 <style>${raw(STYLE)}</style>
@@ -54,7 +58,7 @@ ${signedIn ? html`<script src="/static/vault-beacon.js" defer></script>` : ''}
 </head>
 <body>
 <header>
-  <a class="brand" href="/">Gatehouse</a>
+  <a class="brand" href="/" id="site-name">${viewer.siteName || DEFAULT_SITE_NAME}</a>
   <a href="/pricing">Pricing</a>
   ${signedIn
     ? html`<a href="/profile/subscription">Subscription</a><a href="/profile/app-sessions">App sessions</a>

@@ -15,6 +15,7 @@ import { appLinkPages } from './pages/app-links.js';
 import { apiKeysAdminPage } from './pages/admin/api-keys.js';
 import { webhooksAdminPage } from './pages/admin/webhooks.js';
 import { subscriptionSettingsPage } from './pages/admin/settings.js';
+import { generalSettingsPage } from './pages/admin/general-settings.js';
 import { appSessionsPage } from './pages/app-sessions.js';
 import { cartPage } from './pages/cart.js';
 import { tierListPage } from './pages/admin/tier-list.js';
@@ -66,11 +67,11 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
     const status = isApiError(error) ? error.status : typeof (error as { statusCode?: number }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) request.log.error({ err: error, reqId: request.id }, 'page error');
     const message = status >= 500 ? `Something went wrong (ref ${request.id}).` : isApiError(error) ? error.message : 'The request could not be processed.';
-    return sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Error', html`<div class="card"><p class="error">${message}</p></div>`), status);
+    return sendPage(reply, page({ session: null, displayName: null, isStaff: false, siteName: services.settings.string('site_name') }, 'Error', html`<div class="card"><p class="error">${message}</p></div>`), status);
   });
 
   const notFound = (reply: FastifyReply) =>
-    sendPage(reply, page({ session: null, displayName: null, isStaff: false }, 'Not found', html`<div class="card"><p>There is no page here.</p></div>`), 404);
+    sendPage(reply, page({ session: null, displayName: null, isStaff: false, siteName: services.settings.string('site_name') }, 'Not found', html`<div class="card"><p>There is no page here.</p></div>`), 404);
   web.setNotFoundHandler(async (_request, reply) => notFound(reply));
 
   accountPages(web, services);
@@ -81,6 +82,7 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
   apiKeysAdminPage(web, services);
   webhooksAdminPage(web, services);
   subscriptionSettingsPage(web, services);
+  generalSettingsPage(web, services);
   appSessionsPage(web, services);
   cartPage(web, services);
   tierListPage(web, services);

@@ -5,11 +5,14 @@ import { displayName } from '../accounts/users.js';
 import type { PrincipalUser } from '../accounts/auth/principal.js';
 import type { PageViewer } from './layout.js';
 import type { WebSession, WebSessions } from '../accounts/web-sessions.js';
+import type { Settings } from '../settings/store.js';
 
 /** What reading a page's viewer takes (Services satisfies it). */
 export interface PageViewerDeps {
   db: Kysely<DB>;
   webSessions: Pick<WebSessions, 'create'>;
+  /** For the site name (site_name) in the page frame. */
+  settings: Pick<Settings, 'string'>;
 }
 
 /** The page's session, creating a guest session when there is none (guests need a CSRF token too). */
@@ -32,7 +35,8 @@ export async function pageViewer(
   services: PageViewerDeps,
 ): Promise<PageViewer & { user: SignedInUser | null; passwordChangeRequired: boolean }> {
   const session = await ensureWebSession(request, services);
-  if (session.userId === null) return { session, displayName: null, isStaff: false, user: null, passwordChangeRequired: false };
+  const siteName = services.settings.string('site_name');
+  if (session.userId === null) return { session, displayName: null, isStaff: false, siteName, user: null, passwordChangeRequired: false };
   const row = await services.db
     .selectFrom('usr_users')
     .select(['usr_user_id', 'usr_email', 'usr_first_name', 'usr_last_name', 'usr_nickname', 'usr_permission', 'usr_force_password_change'])
@@ -41,9 +45,9 @@ export async function pageViewer(
     .where('usr_is_disabled', '=', false)
     .executeTakeFirst();
   // A deleted or disabled user's session is signed out in effect (the API ends it; pages see a guest).
-  if (!row) return { session, displayName: null, isStaff: false, user: null, passwordChangeRequired: false };
+  if (!row) return { session, displayName: null, isStaff: false, siteName, user: null, passwordChangeRequired: false };
   const { usr_force_password_change: passwordChangeRequired, ...user } = row;
-  return { session, displayName: displayName(user), isStaff: user.usr_permission >= STAFF_PERMISSION, user, passwordChangeRequired };
+  return { session, displayName: displayName(user), isStaff: user.usr_permission >= STAFF_PERMISSION, siteName, user, passwordChangeRequired };
 }
 
 /**

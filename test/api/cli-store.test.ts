@@ -7,6 +7,7 @@ import { createTier } from '../../src/tiers/tiers.js';
 import { onPostgres } from '../helpers/database.js';
 import { freePort, pollUntil, programEnv, runGatehouse, scratchPostgres, startServerProcess, tempDataDir, type CliResult, type ServerProcess } from '../helpers/processes.js';
 import { stripeEvent, stripeSignature } from '../helpers/providers/stripe-signer.js';
+import { STAND_IN_SOURCE_SETTINGS } from '../helpers/store.js';
 
 const SECRET = 'whsec_cli_store_test';
 
@@ -112,9 +113,14 @@ describe(`operator CLI: store commands (${onPostgres ? 'PostgreSQL' : 'PGlite th
     expect((await cli('tier', 'list')).json.tiers[0].member_count).toBe(0);
   });
 
-  it('once the store is active, store replay applies the event once; a second replay is refused', async () => {
+  // A dozen commands, each a process of its own: more time than one command's turn on the socket.
+  it('once the store is active, store replay applies the event once; a second replay is refused', { timeout: 180_000 }, async () => {
     expect((await cli('setting', 'set', 'products_active', 'true')).code).toBe(0);
     expect((await cli('setting', 'set', 'subscriptions_active', 'true')).code).toBe(0);
+    // The switches alone do not open the store: it needs a configured billing source too.
+    expect((await cli('store', 'replay', '--event-id', eventId)).stderr).toMatch(/store is inactive/);
+    // '--' ends the options: the PEM value starts with dashes.
+    for (const [name, value] of Object.entries(STAND_IN_SOURCE_SETTINGS)) expect((await cli('setting', 'set', '--', name, value)).code).toBe(0);
     const r = await cli('store', 'replay', '--event-id', eventId);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toEqual({

@@ -73,6 +73,8 @@ describe('outgoing mail', () => {
       expect(m!.from).toBe('MAIL FROM:<members@example.org>');
       expect(m!.to).toEqual([`RCPT TO:<${email}>`]);
       expect(m!.data).toContain('Subject: Reset your Gatehouse password');
+      // The sender address under the site's name (site_name).
+      expect(m!.data).toMatch(/^From: "?Gatehouse"? <members@example\.org>\r?$/m);
       // The body is quoted-printable: undo soft line breaks and the encoded '='.
       expect(m!.data.replace(/=\r\n/g, '').replace(/=3D/g, '=')).toMatch(/act_code=[0-9a-f]{48}/);
       const rows = await t.services.db.selectFrom('mob_mail_outbox').selectAll().where('mob_to', '=', email).execute();

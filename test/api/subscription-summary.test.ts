@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STAND_IN_SOURCE_SETTINGS } from '../helpers/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { insertSubscription, subscriptionProduct } from '../helpers/subscriptions.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
@@ -28,7 +29,7 @@ describe('subscription_summary', () => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ settings: { products_active: true, subscriptions_active: true } });
+    t = await createTestApp({ settings: { products_active: true, subscriptions_active: true, ...STAND_IN_SOURCE_SETTINGS } });
     silver = await createTier(t, { name: 'silver', displayName: 'Silver', level: 10 });
     gold = await createTier(t, { name: 'gold', displayName: 'Gold', level: 20 });
     silverMonthly = await subscriptionProduct(t, { name: 'Silver monthly', tierId: silver.tierId, period: 'month' });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBillingSource } from '../helpers/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient } from '../helpers/browser-session.js';
 import { createTier, type TestTier } from '../helpers/tiers.js';
@@ -38,6 +39,8 @@ describe('tier-gated content', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
+    // The store opens only with a configured billing source.
+    await ensureBillingSource(t);
     basic = await createTier(t, { name: 'basic', displayName: 'Basic', level: 10 });
     premium = await createTier(t, { name: 'premium', displayName: 'Premium', level: 20 });
     for (const [kind, permission] of [['tierless', 0], ['basic', 0], ['premium', 0], ['staff', 5]] as const) {

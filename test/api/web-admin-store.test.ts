@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formToken } from '../../src/accounts/web-sessions.js';
+import { ensureBillingSource } from '../helpers/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient, type WebClient } from '../helpers/browser-session.js';
 import { insertSubscription, subscriptionProduct } from '../helpers/subscriptions.js';
@@ -27,6 +28,8 @@ describe('admin store screens: products with prices, store switches, tier rules,
   let staff: WebClient;
   beforeAll(async () => {
     t = await createTestApp();
+    // The store opens only with a configured billing source.
+    await ensureBillingSource(t);
     const s = await t.createUser({ permission: 5 });
     staff = await signIn(t, s.email, s.password);
   });
@@ -183,7 +186,7 @@ describe('admin store screens: products with prices, store switches, tier rules,
       expect(page.body).toContain('<h2 id="store-switches">Store</h2>');
       expect(page.body).toContain('Sell products (products_active)');
       expect(page.body).toContain('Sell subscriptions (subscriptions_active)');
-      expect(textOf(page.body, 'store-state')).toBe('The store is closed: nothing is sold until both switches are on.');
+      expect(textOf(page.body, 'store-state')).toContain('The store is closed: nothing is sold until both switches are on and a billing source is configured');
       const post = async (products: boolean, subscriptions: boolean) =>
         staff.postForm('/admin/settings/subscriptions', {
           form_token: await token(t, staff, 'subscription-settings'),

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_STATUS } from '../../src/store/orders.js';
+import { STAND_IN_SOURCE_SETTINGS } from '../helpers/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, webClient } from '../helpers/browser-session.js';
 
 describe('order confirmation page /order/{id}', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ settings: { products_active: true, subscriptions_active: true } });
+    t = await createTestApp({ settings: { products_active: true, subscriptions_active: true, ...STAND_IN_SOURCE_SETTINGS } });
   });
   afterAll(async () => t.close());
 

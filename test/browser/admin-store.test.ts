@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
+import { STAND_IN_SOURCE_SETTINGS } from '../helpers/store.js';
 import { insertSubscription, subscriptionProduct } from '../helpers/subscriptions.js';
 import { createTier, tierMemberships } from '../helpers/tiers.js';
 
@@ -13,7 +14,8 @@ const VIEWPORTS = [
 ] as const;
 
 describeBrowser('browser: an admin that can sell (dashboard, products with prices, store switches, pricing into the cart, layout)', () => {
-  const fx = useBrowserServer();
+  // A configured billing source: the switches alone do not open the store.
+  const fx = useBrowserServer({ settings: STAND_IN_SOURCE_SETTINGS });
   const seeded = {} as {
     staff: { email: string; password: string };
     gold: number;
@@ -108,6 +110,7 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
       ['product-new', '/admin/products/new'],
       ['product-edit', `/admin/products/${seeded.goldProduct}`],
       ['settings', '/admin/settings/subscriptions'],
+      ['settings-general', '/admin/settings'],
       ['api-keys', '/admin/api-keys'],
       ['pricing', '/pricing'],
       ['cart-empty', '/cart'],

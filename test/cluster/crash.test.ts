@@ -8,7 +8,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import { createTier as createTierService } from '../../src/tiers/tiers.js';
 import type { TestApp } from '../helpers/app.js';
 import { CARD_WEBHOOK_SECRET, cardDriver } from '../helpers/providers/card-driver.js';
-import { createProduct, uniqueRef } from '../helpers/store.js';
+import { STAND_IN_SOURCE_SETTINGS, createProduct, uniqueRef } from '../helpers/store.js';
 import { call, memberWithKey, S3_BUCKET, setSettings, sleep, startCluster, type Cluster, type Node } from './harness.js';
 
 // kill -9 under a mixed write load (issue 31): every acknowledged write is there afterwards, nothing is
@@ -34,6 +34,8 @@ async function setup(c: Cluster) {
     products_active: true,
     subscriptions_active: true,
     card_processor_webhook_secret: CARD_WEBHOOK_SECRET,
+    // The store opens only with a configured billing source.
+    ...STAND_IN_SOURCE_SETTINGS,
     api_rate_limit_requests: 1_000_000,
   });
   const ctx = { db: c.control.db, clock: systemClock, registry: c.control.tiers.registry, createdBy: null };

@@ -5,7 +5,7 @@ import { S3BlobStore } from '../../src/drive/blobs/s3.js';
 import { createTier as createTierService } from '../../src/tiers/tiers.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { CARD_WEBHOOK_SECRET, cardDriver } from '../helpers/providers/card-driver.js';
-import { createProduct, uniqueRef } from '../helpers/store.js';
+import { STAND_IN_SOURCE_SETTINGS, createProduct, uniqueRef } from '../helpers/store.js';
 import type { TestApp } from '../helpers/app.js';
 import { pollUntil } from '../helpers/processes.js';
 import { call, memberWithKey, S3_BUCKET, setSettings, sleep, startCluster, type Cluster, type Node } from './harness.js';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   startedAt = Date.now();
   c = await startCluster(2);
   [A, B] = c.nodes as [Node, Node];
-  await setSettings(c, { api_require_https: false, drive_active: true, drive_upload_chunk_bytes: 64 * 1024, products_active: true, subscriptions_active: true });
+  await setSettings(c, { api_require_https: false, drive_active: true, drive_upload_chunk_bytes: 64 * 1024, products_active: true, subscriptions_active: true, ...STAND_IN_SOURCE_SETTINGS });
 });
 afterAll(async () => c?.close());
 

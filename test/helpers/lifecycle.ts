@@ -1,4 +1,5 @@
 import { createTestApp, type TestApp } from './app.js';
+import { CARD_WEBHOOK_SECRET } from './providers/card-driver.js';
 import { FakePaypal } from './providers/fake-paypal.js';
 import { FakeStripe } from './providers/fake-stripe.js';
 import { insertSubscription, subscriptionProduct } from './subscriptions.js';
@@ -51,6 +52,8 @@ export class LifecycleFixture {
         ...LIFECYCLE_DEFAULTS,
         card_processor_api_key: 'sk_test_lifecycle',
         card_processor_api_base: this.stripe.base,
+        // With both, the card processor counts as configured: the store is open only with a configured source.
+        card_processor_webhook_secret: CARD_WEBHOOK_SECRET,
         wallet_provider_api_base: this.paypal.base,
         wallet_provider_client_id: this.paypal.clientId,
         wallet_provider_client_secret: this.paypal.clientSecret,

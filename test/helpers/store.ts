@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { BillingSource } from '../../src/tiers/membership.js';
+import { billingSourceStatuses } from '../../src/settings/billing-sources.js';
 import type { TestApp } from './app.js';
 import { tierMemberships } from './tiers.js';
 
@@ -50,8 +51,27 @@ export interface SourceDriver {
 let seq = 0;
 export const uniqueRef = (prefix: string) => `${prefix}${Date.now().toString(36)}${++seq}`;
 
-/** Switches the store on (products_active and subscriptions_active) or off. */
+/**
+ * Settings that make the iOS store count as configured without anything in a test ever talking to it: a
+ * stand-in billing source for tests whose own source is not fully configured (the card driver sets only
+ * the webhook secret), since the store is open only with at least one configured source. Sources a test
+ * configures itself replace these.
+ */
+export const STAND_IN_SOURCE_SETTINGS: Record<string, string> = {
+  ios_store_bundle_id: 'org.example.standin',
+  ios_store_environment: 'Sandbox',
+  ios_store_root_certificates: '-----BEGIN CERTIFICATE-----\nc3RhbmQtaW4=\n-----END CERTIFICATE-----\n',
+};
+
+/** Makes sure at least one billing source is configured (the stand-in when none is). */
+export async function ensureBillingSource(t: TestApp): Promise<void> {
+  if (billingSourceStatuses(t.services.settings).some((s) => s.configured)) return;
+  for (const [k, v] of Object.entries(STAND_IN_SOURCE_SETTINGS)) await t.services.settings.set(k, v);
+}
+
+/** Switches the store on (products_active and subscriptions_active, with a configured billing source) or off. */
 export async function setStoreActive(t: TestApp, active: boolean): Promise<void> {
+  if (active) await ensureBillingSource(t);
   await t.services.settings.set('products_active', active);
   await t.services.settings.set('subscriptions_active', active);
 }

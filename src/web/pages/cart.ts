@@ -4,6 +4,7 @@ import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { createCheckout } from '../../store/checkout.js';
 import { hostedCheckoutOrigin } from '../../store/providers/checkout-origin.js';
+import { billingSourceConfigured } from '../../settings/billing-sources.js';
 import { checkPostedForm, guardPage, sendViewerPage, tokenInput, type Viewer } from '../forms.js';
 import { html } from '../html.js';
 import { pageViewer } from '../viewer.js';
@@ -18,7 +19,9 @@ async function renderCart(reply: FastifyReply, services: Services, viewer: Viewe
   const signedIn = viewer.session?.userId != null;
   const checkout = !services.store.active()
     ? html`<p class="help" id="checkout-closed">The store is closed, so nothing can be bought at the moment.</p>`
-    : signedIn
+    : !billingSourceConfigured(services.settings, 'card_processor')
+      ? html`<p class="help" id="checkout-unavailable">Online checkout is not available on this site yet, so nothing can be bought here at the moment.</p>`
+      : signedIn
       ? html`<form method="post" action="/cart/checkout">${tokenInput(viewer, CHECKOUT_FORM)}<button class="primary" type="submit" id="checkout">Check out</button></form>`
       : html`<p><a href="/login?next=%2Fcart" id="checkout-sign-in">Sign in to check out</a> — your cart is kept.</p>`;
   const body = html`${notice.info ? html`<p class="notice" role="status" id="cart-notice">${notice.info}</p>` : ''}
@@ -59,7 +62,11 @@ export function cartPage(web: FastifyInstance, services: Services): void {
       });
       return reply.redirect(url, 303);
     } catch (e) {
-      if (isApiError(e) && e.status === 422) return renderCart(reply, services, viewer, { error: e.message }, 422);
+      if (isApiError(e) && e.status === 422) {
+        // The order is kept as failed with its reason (ord_error) for the admin; the member gets a clear message.
+        if (e.data.order_id !== undefined) request.log.warn({ orderId: e.data.order_id, reason: e.data.reason }, 'checkout could not start');
+        return renderCart(reply, services, viewer, { error: e.message }, 422);
+      }
       throw e;
     }
   });

@@ -8,7 +8,7 @@ import type { FeatureDefinition } from '../../tiers/feature-registry.js';
 import { sendViewerPage } from '../forms.js';
 import { html, type SafeHtml } from '../html.js';
 import { pageViewer } from '../viewer.js';
-import { featureInUse, featureLabel, isByteFeature, showValue } from '../feature-display.js';
+import { featureInUse, featureLabel, isByteFeature, isDriveFeature, showValue } from '../feature-display.js';
 
 export interface Plan {
   productId: number;
@@ -101,7 +101,9 @@ export function pricingPage(web: FastifyInstance, services: Services): void {
       services.tiers.registry.all().filter((d) => featureInUse(services, d)),
     );
     const open = services.store.active();
+    const driveOff = features.some(isDriveFeature) && !services.settings.bool('drive_active');
     const body = html`${!open && plans.length > 0 ? html`<p class="help" id="store-closed">The store is closed at the moment: plans can be compared but not bought.</p>` : ''}
+${driveOff && plans.length > 0 ? html`<p class="notice warning" id="drive-off">Drive is off site-wide at the moment: the Drive features listed below are not available yet.</p>` : ''}
 ${plans.length === 0
   ? html`<div class="card"><p id="no-plans">There are no plans on sale at the moment.</p></div>`
   : html`<div class="grid" id="plans">${plans.map(

@@ -8,15 +8,16 @@ import { barChart } from '../../svg-chart.js';
 import { SOURCE_LABELS } from '../subscription.js';
 import { CHART_DAYS, dashboardFigures, type DashboardFigures } from './dashboard-figures.js';
 import { adminNav } from './nav.js';
+import { storeClosedReason } from '../../../settings/store-active.js';
 
 const STATUS_WORDS: Record<string, string> = { cancelled: 'ends at period end', expired: 'ended', refunded: 'refunded', replaced: 'replaced', active: 'reactivated' };
 const shortDay = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
-function render(f: DashboardFigures, storeOpen: boolean) {
+function render(f: DashboardFigures, storeClosed: string | null) {
   const totalActive = f.subscriptions.reduce((n, s) => n + s.active, 0);
   const totalEnding = f.subscriptions.reduce((n, s) => n + s.ending, 0);
   return html`${adminNav()}
-${storeOpen ? '' : html`<p class="help" id="store-closed">The store is closed: nothing is sold and no billing source changes tiers. <a href="/admin/settings/subscriptions#store-switches">Store switches</a></p>`}
+${storeClosed === null ? '' : html`<p class="help" id="store-closed">The store is closed (${storeClosed}): nothing is sold and no billing source changes tiers. <a href="/admin/settings#billing-sources">Store and billing sources</a></p>`}
 <div class="grid" id="figures">
   <div class="card"><div class="help">Monthly recurring revenue</div><div class="figure"><a id="mrr" href="/admin/members?status=active">${f.mrr.length === 0 ? formatMoney(0, 'usd') : f.mrr.map((m, i) => html`${i > 0 ? ' · ' : ''}<span data-currency="${m.currency}">${formatMoney(m.minor, m.currency)}</span>`)}</a></div>
     <div class="help">Renewing subscriptions, each price as a monthly amount (a year’s is divided by 12).${f.withoutPeriod > 0 ? html` <span id="mrr-without-period">${f.withoutPeriod} without a billing period left out.</span>` : ''}</div></div>
@@ -76,6 +77,6 @@ export function dashboardPage(web: FastifyInstance, services: Services): void {
     const viewer = await guardPage(request, reply, services, 5);
     if (!viewer) return reply;
     const figures = await dashboardFigures(services.db, services.clock.now());
-    return sendViewerPage(reply, viewer, 'Dashboard', render(figures, services.store.active()), 200, { wide: true });
+    return sendViewerPage(reply, viewer, 'Dashboard', render(figures, storeClosedReason(services.settings)), 200, { wide: true });
   });
 }

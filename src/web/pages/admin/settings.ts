@@ -1,18 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { SettingDefinition } from '../../../settings/definitions.js';
-import { SettingError, settingDefinition, validateSettingValue } from '../../../settings/registry.js';
+import { settingDefinition, validateSettingValue } from '../../../settings/registry.js';
 import type { Services } from '../../../services.js';
+import { storeSwitchesOn } from '../../../settings/billing-sources.js';
 import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, hasBodyField, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { flashNotice, setFlash, takeFlash, type Flash } from '../../flash.js';
 import { html } from '../../html.js';
 import { adminNav } from './nav.js';
+import { parsePosted, settingErrorText, settingsNav } from './setting-fields.js';
 
 /** The screen's sections, in order: the store switches, the six subscription behaviour settings, the gate settings. */
 const SECTIONS = [
   {
     id: 'store-switches',
     title: 'Store',
-    help: 'The store is open only while both switches are on. Closed, nothing is sold and no billing code runs: tiers, levels, manual membership, features and content gating keep working, and payment-provider callbacks are verified and logged but change no one’s tier.',
+    help: 'The store is open only while both switches are on and at least one billing source is configured. Closed, nothing is sold and no billing code runs: tiers, levels, manual membership, features and content gating keep working, and payment-provider callbacks are verified and logged but change no one’s tier.',
     names: ['products_active', 'subscriptions_active'],
   },
   {
@@ -67,12 +69,6 @@ function control(def: SettingDefinition, value: unknown) {
   }
 }
 
-/** Parses a posted form value into the setting's type; the registry's validation then has the last word. */
-function parsePosted(def: SettingDefinition, raw: string): unknown {
-  if (def.type === 'boolean') return raw === 'true';
-  if (def.type === 'integer') return raw.trim() === '' || !/^-?\d+$/.test(raw.trim()) ? Number.NaN : Number(raw.trim());
-  return raw.trim();
-}
 
 export function subscriptionSettingsPage(web: FastifyInstance, services: Services): void {
   const { settings } = services;
@@ -80,10 +76,13 @@ export function subscriptionSettingsPage(web: FastifyInstance, services: Service
   const storeState = () =>
     services.store.active()
       ? html`<p class="notice" id="store-state">The store is open: products and subscriptions are on sale.</p>`
-      : html`<p class="help" id="store-state">The store is closed: nothing is sold until both switches are on.</p>`;
+      : storeSwitchesOn(settings)
+        ? html`<p class="notice warning" id="store-state">The store is closed: both switches are on, but no billing source is configured. <a href="/admin/settings#billing-sources">See what is missing</a>.</p>`
+        : html`<p class="help" id="store-state">The store is closed: nothing is sold until both switches are on and a billing source is configured (<a href="/admin/settings#billing-sources">billing sources</a>).</p>`;
 
   const render = (viewer: Viewer, values: Record<string, unknown>, errors: Record<string, string>, flash: Flash | null) =>
     html`${adminNav()}
+${settingsNav('subscriptions')}
 ${flashNotice(flash)}
 ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was saved: fix the fields marked below.</p>` : ''}
 <div class="card"><form method="post" action="/admin/settings/subscriptions" novalidate>
@@ -124,8 +123,7 @@ ${Object.keys(errors).length ? html`<p class="error" role="alert">Nothing was sa
       try {
         accepted.push([name, validateSettingValue(def, parsed)]);
       } catch (e) {
-        if (!(e instanceof SettingError)) throw e;
-        errors[name] = e.message.replace(`setting ${name} `, 'Must ').replace('Must must', 'Must');
+        errors[name] = settingErrorText(name, e);
       }
     }
     if (Object.keys(errors).length > 0) {

@@ -8,7 +8,7 @@ import { createTier, updateTier, type Tier } from '../../../tiers/tiers.js';
 import { flashNotice, setFlash, takeFlash, type Flash } from '../../flash.js';
 import { bodyChecked, bodyField, checkboxInput, checkPostedForm, fieldBlock, guardPage, sendViewerPage, tokenInput, type Viewer } from '../../forms.js';
 import { html, type SafeHtml } from '../../html.js';
-import { featureInUse, featureLabel, isByteFeature, showValue } from '../../feature-display.js';
+import { featureInUse, featureLabel, isByteFeature, isDriveFeature, showValue } from '../../feature-display.js';
 import { adminNav } from './nav.js';
 
 /** The tier form as typed: every field as posted text, so a refused form shows what was entered. */
@@ -151,7 +151,9 @@ function featureSections(definitions: FeatureDefinition[], form: TierForm, error
     const defs = definitions.filter((d) => d.source === source);
     const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${featureLabel(def)} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
     if (source === 'core' || services.plugins.isActive(source)) {
+      const driveOff = defs.some(isDriveFeature) && !services.settings.bool('drive_active');
       return html`<fieldset class="features" data-source="${source}"><legend>${source === 'core' ? 'Core features' : `Plugin: ${source}`}</legend>
+${driveOff ? html`<p class="notice warning" id="drive-off">Drive is off site-wide (<code class="ident">drive_active</code>): the Drive features below are kept but have no effect until Drive is switched on in <a href="/admin/settings#drive">Settings</a>.</p>` : ''}
 ${fields}
 </fieldset>`;
     }
