@@ -82,7 +82,7 @@ describe('GET /drive', () => {
     await upload(m, 'small.txt', 'x'.repeat(100));
     let page = await m.web.get('/drive');
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<span id="quota-text"><strong>100 B</strong> of 1000 B used</span>');
+    expect(page.body).toContain('<span id="quota-text"><strong>100 B</strong> of 1 kB used</span>');
     expect(page.body).toContain('<span id="quota-tier"><strong>Plus</strong> plan</span>');
     expect(page.body).not.toContain('id="upgrade-link"');
     expect(page.body).toContain('<meta name="service-api-csrf"');
