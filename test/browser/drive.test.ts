@@ -45,8 +45,8 @@ describeBrowser('browser: the member Drive page', () => {
   it('makes a folder, shares it, trashes and restores it, with the quota and the tier shown', async () => {
     const t = fx.t;
     const friend = await t.createUser();
-    const { page } = await signedIn({ width: 1280, height: 800 }, 'plus', { drive_storage_bytes: 5 * 1024 ** 3, drive_max_file_bytes: 1024 ** 3, drive_share_links: true, drive_versioning_depth: 5 });
-    expect(await page.locator('#quota-text').textContent()).toBe('0 B of 5.0 GB used');
+    const { page } = await signedIn({ width: 1280, height: 800 }, 'plus', { drive_storage_bytes: 5_000_000_000, drive_max_file_bytes: 1_000_000_000, drive_share_links: true, drive_versioning_depth: 5 });
+    expect(await page.locator('#quota-text').textContent()).toBe('0 B of 5 GB used');
     expect(await page.locator('#quota-tier').textContent()).toBe('Plus plan');
     expect(await page.locator('#upgrade-link').count()).toBe(0);
 
