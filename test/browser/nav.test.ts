@@ -47,6 +47,12 @@ describeBrowser('browser: the top bar and the phone menu', () => {
       expect(await page.locator(`#${id}`).isVisible(), id).toBe(true);
     }
     expect(await page.locator('header button[type=submit]').isVisible()).toBe(true);
+    // Assistive technology finds the links by role in the labelled navigation, though the <details> is closed.
+    const site = page.getByRole('navigation', { name: 'Site' });
+    for (const name of ['Drive', 'Mail', 'Subscription', 'Security', 'App sessions', 'Dashboard']) expect(await site.getByRole('link', { name, exact: true }).isVisible(), name).toBe(true);
+    const tree = await page.locator('header').ariaSnapshot();
+    expect(tree).toContain('link "Drive"');
+    expect(tree).toContain('button "Sign out"');
     // The bar is one row: every link sits at the brand's height.
     const brandBox = (await page.locator('header .brand').boundingBox())!;
     const lastBox = (await page.locator('header button[type=submit]').boundingBox())!;
@@ -65,6 +71,10 @@ describeBrowser('browser: the top bar and the phone menu', () => {
     expect(await button.isVisible()).toBe(true);
     expect(await page.locator('#nav-drive').isVisible()).toBe(false);
     expect(await page.locator('#site-menu').getAttribute('open')).toBeNull();
+    // The closed menu is a group named by its summary, with none of its links exposed until it opens.
+    const closed = await page.locator('header').ariaSnapshot();
+    expect(closed).toContain('group: Menu');
+    expect(closed).not.toContain('link "Drive"');
     await shot(page, 'phone-closed');
 
     await button.click();
