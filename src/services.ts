@@ -21,6 +21,7 @@ import type { VaultParts } from './accounts/vault/parts.js';
 import type { PasskeyVetoes } from './accounts/passkeys/vetoes.js';
 import type { DriveStorage } from './drive/storage.js';
 import type { MemberEmailSender } from './outbound/emails/sender.js';
+import type { PluginMemberLink } from './web/viewer.js';
 
 // The doors' bag: what a request handler or a command may reach. It is composed once per process (or per
 // test app) by src/boot/compose.ts. Code below the doors never takes it: a function there declares the
@@ -72,5 +73,7 @@ export interface Services {
   driveStorage: DriveStorage;
   /** Sends queued member emails (DESIGN 15); its worker runs in the server process of every node. */
   memberEmails: MemberEmailSender;
+  /** Links the loaded plugins put in members' top bar (PluginModule.memberLinks), each shown while its plugin is active. */
+  memberLinks: readonly PluginMemberLink[];
   close(): Promise<void>;
 }

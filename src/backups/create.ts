@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { BlobStoreConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { DB } from '../db/types.js';
+import { formatBytes } from '../lib/byte-size.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { randomHex } from '../lib/crypto.js';
 import { backUpBlobs, sideFilesOf } from './blobs.js';
@@ -217,18 +218,6 @@ async function publish(partial: string, dir: string, base: string, ext: string):
     await syncDirectory(dir);
     return candidate;
   }
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = n / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /**

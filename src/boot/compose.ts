@@ -116,6 +116,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   return {
     ...partial,
     memberEmails,
+    memberLinks: plugged.flatMap((p) => (p.memberLinks ?? []).map((l) => ({ plugin: p.name, label: l.label, path: l.path }))),
     scheduler,
     tiers,
     store,

@@ -1,52 +1,80 @@
 /**
- * Sizes typed with a unit ("500 MB", "2 GB", "1.5 GiB") and stored as a whole number of bytes. KB, MB,
- * GB and TB are decimal (1 GB = 1,000,000,000 bytes, as drives and most people count); KiB, MiB, GiB
- * and TiB are binary (1 GiB = 1024³ bytes). A bare number is bytes.
+ * Byte sizes, in one unit system everywhere: decimal (SI) units, 1 kB = 1,000 bytes, 1 MB = 1,000,000,
+ * 1 GB = 1,000,000,000, 1 TB = 10¹². Quotas are stored as whole bytes and the tier form types them in
+ * these units, so "1 GB" entered on a tier is 1,000,000,000 bytes and shows as "1 GB" on the Drive page.
+ * Binary units (GiB) are not accepted: one number must not have two names. static/drive.js carries a
+ * copy of formatBytes for upload progress; a unit test holds the two to the same output.
  */
 
-const UNITS: ReadonlyArray<readonly [string, bigint]> = [
-  ['TB', 10n ** 12n],
-  ['TiB', 1024n ** 4n],
-  ['GB', 10n ** 9n],
-  ['GiB', 1024n ** 3n],
-  ['MB', 10n ** 6n],
-  ['MiB', 1024n ** 2n],
-  ['KB', 10n ** 3n],
-  ['KiB', 1024n],
+export type ByteUnit = 'B' | 'kB' | 'MB' | 'GB' | 'TB';
+
+/** The units, smallest first, with their size in bytes. */
+export const BYTE_UNITS: ReadonlyArray<readonly [ByteUnit, number]> = [
+  ['B', 1],
+  ['kB', 1e3],
+  ['MB', 1e6],
+  ['GB', 1e9],
+  ['TB', 1e12],
 ];
 
-const BY_NAME = new Map<string, bigint>([
-  ['', 1n],
-  ['b', 1n],
-  ['byte', 1n],
-  ['bytes', 1n],
-  ...UNITS.map(([name, size]) => [name.toLowerCase(), size] as const),
+const SIZE = new Map<string, number>([
+  ['', 1],
+  ['b', 1],
+  ['byte', 1],
+  ['bytes', 1],
+  ...BYTE_UNITS.map(([name, size]) => [name.toLowerCase(), size] as const),
 ]);
 
-export const BYTE_SIZE_HELP = 'Type a size with its unit, for example 500 MB or 2 GB (1 GB = 1,000,000,000 bytes; GiB counts 1024³). A bare number is bytes.';
+export const isByteUnit = (unit: string): unit is ByteUnit => BYTE_UNITS.some(([name]) => name === unit);
+
+const ONE_DECIMAL = new Intl.NumberFormat('en', { maximumFractionDigits: 1, useGrouping: false });
+
+/**
+ * Bytes for people to read: the largest unit the size reaches, at most one decimal, trailing ".0"
+ * dropped. 0 → "0 B", 999 → "999 B", 1000000000 → "1 GB", 953674316 → "953.7 MB", 1610612736 → "1.6 GB".
+ */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const sign = bytes < 0 ? '-' : '';
+  const n = Math.abs(bytes);
+  let i = 0;
+  while (i < BYTE_UNITS.length - 1 && n >= BYTE_UNITS[i + 1]![1]) i++;
+  let shown = ONE_DECIMAL.format(n / BYTE_UNITS[i]![1]);
+  // 999,960 bytes rounds to "1000 kB": say "1 MB" instead.
+  if (Number(shown) >= 1000 && i < BYTE_UNITS.length - 1) shown = ONE_DECIMAL.format(n / BYTE_UNITS[++i]![1]);
+  return `${sign}${shown} ${BYTE_UNITS[i]![0]}`;
+}
+
+/** A size as the tier form shows it: the largest unit that states it exactly (1500000000 → 1500 MB). */
+export function byteSizeParts(bytes: number): { amount: number; unit: ByteUnit } {
+  if (bytes === 0) return { amount: 0, unit: 'GB' };
+  if (!Number.isSafeInteger(bytes)) return { amount: bytes, unit: 'B' };
+  for (let i = BYTE_UNITS.length - 1; i >= 0; i--) {
+    const [unit, size] = BYTE_UNITS[i]!;
+    if (bytes % size === 0) return { amount: bytes / size, unit };
+  }
+  return { amount: bytes, unit: 'B' };
+}
 
 export type ByteSizeParse = { value: number } | { error: string };
 
-/** A typed size in bytes. Fractions are allowed with a unit ("1.5 GB") and rounded to a whole byte. */
-export function parseByteSize(text: string): ByteSizeParse {
-  const m = /^\s*(-?)(\d+)(?:\.(\d+))?\s*([A-Za-z]*)\s*$/.exec(text.replace(/,(?=\d{3}(\D|$))/g, ''));
-  const unit = m ? BY_NAME.get(m[4]!.toLowerCase()) : undefined;
-  if (!m || unit === undefined) return { error: 'Enter a size such as 500 MB, 2 GB or 0.' };
+const SIZE_HINT = 'Enter a size such as 500 MB, 2 GB or 0.';
+
+/**
+ * A typed amount in bytes: "1.5" with unit GB (the picker beside the number), or text that names its
+ * own unit ("500 MB"), which wins over the picker. Fractions are rounded half up to a whole byte in
+ * integer arithmetic (no floating point drift on "1.1 GB").
+ */
+export function parseByteSize(text: string, unit: string = 'B'): ByteSizeParse {
+  const m = /^\s*(-?)(\d*)(?:\.(\d+))?\s*([A-Za-z]*)\s*$/.exec(text.replace(/,(?=\d{3}(\D|$))/g, ''));
+  if (!m || (m[2] === '' && m[3] === undefined)) return { error: SIZE_HINT };
+  if (/^[kmgt]ib$/i.test(m[4]!)) return { error: 'Use kB, MB, GB or TB (1 GB = 1,000,000,000 bytes).' };
+  const size = SIZE.get((m[4] !== '' ? m[4]! : unit).toLowerCase());
+  if (size === undefined) return { error: SIZE_HINT };
   const fraction = m[3] ?? '';
   const scale = 10n ** BigInt(fraction.length);
-  const scaled = BigInt(m[2]! + fraction) * unit;
-  // Round half up to a whole byte, in integers (no floating point drift on "1.1 GB").
+  const scaled = BigInt((m[2] || '0') + fraction) * BigInt(size);
   const bytes = (scaled * 2n + scale) / (2n * scale);
   if (bytes > BigInt(Number.MAX_SAFE_INTEGER)) return { error: 'The size is too large.' };
   return { value: m[1] === '-' && bytes !== 0n ? -Number(bytes) : Number(bytes) };
-}
-
-/** Bytes in the largest unit that states them exactly: 5000000000 → "5 GB", 536870912 → "512 MiB", 1234 → "1234 bytes". */
-export function formatByteSize(bytes: number): string {
-  if (!Number.isSafeInteger(bytes)) return String(bytes);
-  if (bytes === 0) return '0';
-  const n = BigInt(Math.abs(bytes));
-  const sign = bytes < 0 ? '-' : '';
-  for (const [name, size] of UNITS) if (n % size === 0n) return `${sign}${n / size} ${name}`;
-  return `${sign}${n} bytes`;
 }

@@ -51,6 +51,8 @@ export interface PluginModule {
   management?: ManagementHandler[];
   /** Server-rendered pages; while the plugin is inactive they get the site's not-found page. */
   webRoutes?(web: FastifyInstance, services: Services): Promise<void> | void;
+  /** Links to the plugin's member pages for the signed-in top bar (label, site path), shown while it is active. */
+  memberLinks?: Array<{ label: string; path: string }>;
   /** Scheduled tasks; the scheduler skips them while the plugin is inactive. */
   tasks?(services: PluginTaskServices): TaskDefinition[];
   /** The protection levels a user's content of this plugin has (feeds the vault's window caps). */

@@ -38,6 +38,20 @@ export interface AppNavigation {
   tabs: Record<string, string[]>;
 }
 
+/**
+ * The table a fresh install serves: the member's subscription, Drive (hidden while drive_active is off;
+ * the app opens its own Drive screen, or the Drive page where it has none) and security (passkeys and
+ * vault), pinned as tabs for the iOS and Android apps.
+ */
+export const DEFAULT_APP_NAVIGATION: AppNavigation = {
+  entries: [
+    { slug: 'subscription', label: 'Subscription', destination: { type: 'web', url: '/profile/subscription' } },
+    { slug: 'drive', label: 'Drive', destination: { type: 'native', screen: 'drive', fallback_url: '/drive' }, requires_setting: 'drive_active' },
+    { slug: 'security', label: 'Security', destination: { type: 'web', url: '/profile/security' } },
+  ],
+  tabs: { ios: ['subscription', 'drive', 'security'], android: ['subscription', 'drive', 'security'] },
+};
+
 const isString = (v: unknown): v is string => typeof v === 'string' && v !== '';
 const isPath = (v: unknown): boolean => isString(v) && (/^\/(?!\/)/.test(v) || /^https:\/\//.test(v));
 

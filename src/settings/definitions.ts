@@ -1,4 +1,4 @@
-import { validateAppNavigation } from './app-navigation.js';
+import { DEFAULT_APP_NAVIGATION, validateAppNavigation } from './app-navigation.js';
 
 /** A typed setting: its name, what values it takes and the value it has when never set. */
 export type SettingDefinition =
@@ -72,7 +72,7 @@ export const settingDefinitions: SettingDefinition[] = [
   int('upload_member_import_max_bytes', 512 * 1024 * 1024, 'Most member import CSV bytes one staff member holds: each upload, and all held CSVs with open CSV uploads together', 1),
   // Passkeys
   int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
-  { name: 'app_navigation', type: 'json', default: { entries: [], tabs: {} }, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },
+  { name: 'app_navigation', type: 'json', default: DEFAULT_APP_NAVIGATION, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },
   // Payment providers (secrets are never printed or exported)
   str('card_processor_webhook_secret', 'Card processor webhook signing secret', { secret: true }),
   str('card_processor_api_key', 'Card processor API key', { secret: true }),

@@ -35,3 +35,41 @@ export async function cartSummary(db: Kysely<DB>, lines: CartLine[]) {
     .map((l) => ({ product_id: l.product_id, name: byId.get(l.product_id)!.pro_name, link: byId.get(l.product_id)!.pro_link, quantity: l.quantity }));
   return { items, item_count: items.reduce((n, i) => n + i.quantity, 0) };
 }
+
+/** One cart line with its price: unit and line price in minor units of the product's currency (null: no price). */
+export interface PricedCartItem {
+  product_id: number;
+  name: string;
+  quantity: number;
+  currency: string;
+  unit_price: number | null;
+  line_price: number | null;
+}
+
+/**
+ * The cart as the cart page shows it: every line priced from pro_price, and the total per currency (a
+ * cart mixing currencies cannot be checked out, and says so). `unpriced` counts lines with no price;
+ * such a line is left out of the totals.
+ */
+export async function pricedCart(db: Kysely<DB>, lines: CartLine[]): Promise<{ items: PricedCartItem[]; item_count: number; totals: Array<{ currency: string; amount: number }>; unpriced: number }> {
+  const ids = lines.map((l) => l.product_id);
+  const products = ids.length
+    ? await db.selectFrom('pro_products').select(['pro_product_id', 'pro_name', 'pro_price', 'pro_currency']).where('pro_product_id', 'in', ids).execute()
+    : [];
+  const byId = new Map(products.map((p) => [Number(p.pro_product_id), p]));
+  const items = lines
+    .filter((l) => byId.has(l.product_id))
+    .map((l): PricedCartItem => {
+      const p = byId.get(l.product_id)!;
+      const unit = p.pro_price === null ? null : Number(p.pro_price);
+      return { product_id: l.product_id, name: p.pro_name, quantity: l.quantity, currency: p.pro_currency.toLowerCase(), unit_price: unit, line_price: unit === null ? null : unit * l.quantity };
+    });
+  const totals = new Map<string, number>();
+  for (const i of items) if (i.line_price !== null) totals.set(i.currency, (totals.get(i.currency) ?? 0) + i.line_price);
+  return {
+    items,
+    item_count: items.reduce((n, i) => n + i.quantity, 0),
+    totals: [...totals].map(([currency, amount]) => ({ currency, amount })),
+    unpriced: items.filter((i) => i.unit_price === null).length,
+  };
+}

@@ -1,5 +1,5 @@
 import type { FeatureValue } from '../db/types.js';
-import { formatByteSize } from '../lib/byte-size.js';
+import { formatBytes } from '../lib/byte-size.js';
 import type { Plugins } from '../settings/plugins.js';
 import type { FeatureDefinition } from '../tiers/feature-registry.js';
 
@@ -14,10 +14,13 @@ export const featureLabel = (def: FeatureDefinition) => (isByteFeature(def) ? de
 export function showValue(v: FeatureValue, def?: FeatureDefinition): string {
   if (typeof v === 'boolean') return v ? 'on' : 'off';
   if (typeof v === 'string') return v === '' ? '(empty)' : `"${v}"`;
-  return def && isByteFeature(def) ? formatByteSize(v) : String(v);
+  return def && isByteFeature(def) ? formatBytes(v) : String(v);
 }
 
-/** Whether a feature's source is in use: core always, a plugin's only while the plugin is active. */
+/**
+ * Whether a feature's source is in use: core always, a plugin's only while the plugin is active. Pages
+ * that show features to members (pricing, the member's subscription) list only these.
+ */
 export const featureInUse = (services: { plugins: Pick<Plugins, 'isActive'> }, def: FeatureDefinition) => def.source === 'core' || services.plugins.isActive(def.source);
 
 /** A core Drive feature (drive_storage_bytes, ...): it does nothing while the setting drive_active is off. */

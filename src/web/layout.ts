@@ -3,12 +3,21 @@ import { html, raw, type SafeHtml } from './html.js';
 import { httpsNotice } from './https-notice.js';
 import type { WebSession } from '../accounts/web-sessions.js';
 
+/** One link of the top bar. */
+export interface NavLink {
+  label: string;
+  path: string;
+  id?: string;
+}
+
 export interface PageViewer {
   session: WebSession | null;
   displayName: string | null;
   isStaff: boolean;
   /** The site's name (setting site_name), in the title and the header brand; 'Gatehouse' when not given. */
   siteName?: string;
+  /** A signed-in member's own links in the top bar (Drive when usable, active plugins' pages, account pages). */
+  memberLinks?: NavLink[];
   /** Set on staff pages whose request the API would refuse (plain HTTP while api_require_https is on). */
   apiRefusesHttp?: boolean;
 }
@@ -16,9 +25,18 @@ export interface PageViewer {
 // Emitted raw: a <style> element's text is not entity-decoded, so escaping would break selectors like a>b and quoted strings.
 const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1f24;background:#f6f7f9}
-header{background:#1f2a44;color:#fff;padding:.75rem 1rem;display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
-header a{color:#fff;text-decoration:none}header .brand{font-weight:700;margin-right:auto}
-header form{margin:0}header button{background:none;border:1px solid #fff;color:#fff;border-radius:4px;padding:.2rem .6rem;cursor:pointer}
+header{background:#1f2a44;color:#fff;padding:.75rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;position:relative}
+header a{color:#fff;text-decoration:none}header .brand{font-weight:700;margin-right:auto}header nav.site a:hover{text-decoration:underline}
+header form{margin:0}header button{background:none;border:1px solid #fff;color:#fff;border-radius:4px;padding:.2rem .6rem;cursor:pointer;font:inherit}
+header nav.site{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
+header details.menu>summary{list-style:none;cursor:pointer;border:1px solid #fff;border-radius:4px;padding:.2rem .7rem;user-select:none}header details.menu>summary::-webkit-details-marker{display:none}
+header a:focus-visible,header button:focus-visible,header details.menu>summary:focus-visible{outline:2px solid #ffd166;outline-offset:2px}
+@supports selector(::details-content){@media (min-width:601px){header details.menu>summary{display:none}header details.menu::details-content{content-visibility:visible;display:block}}}
+@media (max-width:600px){header details.menu[open]>summary{background:rgba(255,255,255,.15)}
+header details.menu nav.site{position:absolute;left:0;right:0;top:100%;z-index:20;background:#1f2a44;flex-direction:column;align-items:stretch;gap:0;padding:0 1rem .75rem;box-shadow:0 6px 12px rgba(0,0,0,.25)}
+header nav.site>a,header nav.site>.who,header nav.site>form{padding:.55rem 0;border-top:1px solid rgba(255,255,255,.15)}header nav.site>.who{background:none;border-radius:0}header nav.site button{padding:.35rem .9rem}}
+table.cart .num{text-align:right;white-space:nowrap}table.cart tfoot th{text-align:right}table.cart tfoot td,table.cart tfoot th{font-weight:700;border-bottom:0}
+.size-input{display:flex;gap:.5rem}.size-input input{flex:1 1 auto;min-width:0}.size-input select{width:auto;flex:0 0 auto}
 main{max-width:46rem;margin:1.5rem auto;padding:0 1rem}
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:1.25rem;margin-bottom:1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
@@ -35,10 +53,31 @@ td.actions{white-space:nowrap}td.actions form+form{margin-left:.75rem}td.time{wh
 svg.chart{width:100%;height:auto;display:block}.chart-figure{margin:0}.legend{display:flex;flex-wrap:wrap;gap:1rem;font-size:.9rem;color:#59636e}.swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-.05rem}
 .banner{background:#fdecea;border:1px solid #f1b0aa;border-radius:6px;padding:.75rem;margin-bottom:1rem}pre.command{background:#1f2a44;color:#fff;padding:.5rem .75rem;border-radius:4px;margin:.5rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:600px){main{margin:1rem auto}th,td{font-size:.9rem}
-svg.chart text{font-size:22px}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}td.actions{white-space:normal}}
+svg.chart text{font-size:22px}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid #e5e8ec;padding:.4rem 0}table.stack td{display:block;border:0;padding:.1rem 0}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}table.cart td.num{text-align:left}table.cart td.name{font-weight:600}table.cart tfoot tr{display:flex;justify-content:space-between;border:0}table.cart tfoot th,table.cart tfoot td{display:block;padding:.4rem 0}table.cart tfoot td[data-label]::before{content:none}td.actions{white-space:normal}}
 `;
 
 const DEFAULT_SITE_NAME = 'Gatehouse';
+
+/**
+ * The top bar's links in a <details> menu: on a phone (600 px and less) it is a "Menu" button that opens
+ * them below the bar, without a script (the summary is a keyboard-operable toggle); wider, the links
+ * stand in the bar and the button is hidden (browsers without ::details-content keep the button).
+ */
+function topBar(viewer: PageViewer, signedIn: boolean, formToken: string): SafeHtml {
+  const link = (l: NavLink) => html`<a href="${l.path}"${l.id ? html` id="${l.id}"` : ''}>${l.label}</a>`;
+  const links = signedIn
+    ? html`${(viewer.memberLinks ?? []).map(link)}
+    ${viewer.isStaff ? html`<a href="/admin" id="nav-dashboard">Dashboard</a>` : ''}
+    <a class="who" id="header-user" href="/profile" title="Your profile (signed in as ${viewer.displayName})">${viewer.displayName}</a>
+    <form method="post" action="/logout"><input type="hidden" name="form_token" value="${formToken}"><button type="submit">Sign out</button></form>`
+    : html`<a href="/pricing" id="nav-pricing">Pricing</a><a href="/login" id="nav-sign-in">Sign in</a><a href="/register" id="nav-register">Register</a>`;
+  return html`<details class="menu" id="site-menu">
+  <summary id="menu-button" aria-label="Menu" aria-controls="site-nav"><span aria-hidden="true">☰</span> Menu</summary>
+  <nav class="site" id="site-nav" aria-label="Site">
+    ${links}
+  </nav>
+  </details>`;
+}
 
 /** The one page frame: navigation, the CSRF meta tag for signed-in pages, and the shared API client. */
 export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { formToken?: string; wide?: boolean } = {}): SafeHtml {
@@ -49,6 +88,7 @@ export function page(viewer: PageViewer, title: string, body: SafeHtml, opts: { 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${viewer.siteName || DEFAULT_SITE_NAME}</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${viewer.session ? html`<meta name="service-api-csrf" content="${viewer.session.csrfToken}">` : ''}
 <link rel="alternate" type="application/rss+xml" href="/rss" title="RSS feed of posts">
 <style>${raw(STYLE)}</style>
@@ -59,13 +99,7 @@ ${signedIn ? html`<script src="/static/vault-beacon.js" defer></script>` : ''}
 <body>
 <header>
   <a class="brand" href="/" id="site-name">${viewer.siteName || DEFAULT_SITE_NAME}</a>
-  <a href="/pricing">Pricing</a>
-  ${signedIn
-    ? html`<a href="/profile/subscription">Subscription</a><a href="/profile/app-sessions">App sessions</a>
-      ${viewer.isStaff ? html`<a href="/admin" id="nav-dashboard">Dashboard</a>` : ''}
-      <span class="who" id="header-user" title="Signed in as ${viewer.displayName}">${viewer.displayName}</span>
-      <form method="post" action="/logout"><input type="hidden" name="form_token" value="${opts.formToken ?? ''}"><button type="submit">Sign out</button></form>`
-    : html`<a href="/login">Sign in</a><a href="/register">Register</a>`}
+  ${topBar(viewer, signedIn, opts.formToken ?? '')}
 </header>
 <main${opts.wide ? html` class="wide"` : ''}>
 ${viewer.apiRefusesHttp ? httpsNotice() : ''}

@@ -63,6 +63,12 @@ export async function webRoutes(web: FastifyInstance, services: Services, plugin
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
 
+  // The site icon: an SVG (<link rel="icon"> in every page); /favicon.ico, which browsers ask for on
+  // their own, points to it.
+  const favicon = readFileSync(path.join(STATIC_DIR, 'favicon.svg'), 'utf8');
+  web.get('/favicon.svg', async (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(favicon));
+  web.get('/favicon.ico', async (_request, reply) => reply.redirect('/favicon.svg', 301));
+
   web.setErrorHandler(async (error, request, reply) => {
     const status = isApiError(error) ? error.status : typeof (error as { statusCode?: number }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) request.log.error({ err: error, reqId: request.id }, 'page error');

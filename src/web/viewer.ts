@@ -3,16 +3,32 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import { displayName } from '../accounts/users.js';
 import type { PrincipalUser } from '../accounts/auth/principal.js';
-import type { PageViewer } from './layout.js';
+import type { NavLink, PageViewer } from './layout.js';
 import type { WebSession, WebSessions } from '../accounts/web-sessions.js';
+import type { Plugins } from '../settings/plugins.js';
 import type { Settings } from '../settings/store.js';
+import { driveFeatures, type TierFeatureReader } from '../tiers/features.js';
+
+/**
+ * A link a plugin puts in signed-in members' top bar (PluginModule.memberLinks), shown while the plugin
+ * is active. The roof collects them from the loaded plugins; core never names a plugin.
+ */
+export interface PluginMemberLink {
+  plugin: string;
+  label: string;
+  /** A site path of one of the plugin's pages, e.g. '/mail'. */
+  path: string;
+}
 
 /** What reading a page's viewer takes (Services satisfies it). */
 export interface PageViewerDeps {
   db: Kysely<DB>;
   webSessions: Pick<WebSessions, 'create'>;
-  /** For the site name (site_name) in the page frame. */
-  settings: Pick<Settings, 'string'>;
+  /** For the site name (site_name) in the page frame, and whether Drive is on. */
+  settings: Pick<Settings, 'string' | 'bool'>;
+  plugins: Pick<Plugins, 'isActive'>;
+  tiers: { readerFor(scope: object): TierFeatureReader };
+  memberLinks: readonly PluginMemberLink[];
 }
 
 /** The page's session, creating a guest session when there is none (guests need a CSRF token too). */
@@ -26,6 +42,29 @@ export async function ensureWebSession(request: FastifyRequest, services: Pick<P
 
 /** The signed-in user a page sees: the same shape the API's principal carries. */
 export type SignedInUser = PrincipalUser;
+
+/**
+ * Whether Drive is of use to the member: Drive is on (drive_active) and their tier gives storage and
+ * uploads (both limits above 0; tierless members have neither, DESIGN 9).
+ */
+export async function driveUsable(request: FastifyRequest, services: Pick<PageViewerDeps, 'settings' | 'tiers'>, userId: number): Promise<boolean> {
+  if (!services.settings.bool('drive_active')) return false;
+  const limits = await driveFeatures(services.tiers.readerFor(request), userId);
+  return limits.storageBytes > 0 && limits.maxFileBytes > 0;
+}
+
+/** The member's own links in the top bar, in order: Drive, the active plugins' pages, then their account pages. */
+async function memberNav(request: FastifyRequest, services: PageViewerDeps, userId: number): Promise<NavLink[]> {
+  const links: NavLink[] = [];
+  if (await driveUsable(request, services, userId)) links.push({ label: 'Drive', path: '/drive', id: 'nav-drive' });
+  for (const link of services.memberLinks) {
+    if (services.plugins.isActive(link.plugin)) links.push({ label: link.label, path: link.path, id: `nav-${link.plugin}` });
+  }
+  links.push({ label: 'Subscription', path: '/profile/subscription', id: 'nav-subscription' });
+  links.push({ label: 'Security', path: '/profile/security', id: 'nav-security' });
+  links.push({ label: 'App sessions', path: '/profile/app-sessions', id: 'nav-app-sessions' });
+  return links;
+}
 
 /** usr_permission from which a user is staff. */
 export const STAFF_PERMISSION = 5;
@@ -47,7 +86,7 @@ export async function pageViewer(
   // A deleted or disabled user's session is signed out in effect (the API ends it; pages see a guest).
   if (!row) return { session, displayName: null, isStaff: false, siteName, user: null, passwordChangeRequired: false };
   const { usr_force_password_change: passwordChangeRequired, ...user } = row;
-  return { session, displayName: displayName(user), isStaff: user.usr_permission >= STAFF_PERMISSION, siteName, user, passwordChangeRequired };
+  return { session, displayName: displayName(user), isStaff: user.usr_permission >= STAFF_PERMISSION, siteName, user, passwordChangeRequired, memberLinks: await memberNav(request, services, user.usr_user_id) };
 }
 
 /**

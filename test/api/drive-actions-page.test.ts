@@ -82,14 +82,14 @@ describe('GET /drive', () => {
     await upload(m, 'small.txt', 'x'.repeat(100));
     let page = await m.web.get('/drive');
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<span id="quota-text"><strong>100 B</strong> of 1000 B used</span>');
+    expect(page.body).toContain('<span id="quota-text"><strong>100 B</strong> of 1 kB used</span>');
     expect(page.body).toContain('<span id="quota-tier"><strong>Plus</strong> plan</span>');
     expect(page.body).not.toContain('id="upgrade-link"');
     expect(page.body).toContain('<meta name="service-api-csrf"');
 
     await upload(m, 'big.txt', 'y'.repeat(750));
     page = await m.web.get('/drive');
-    expect(page.body).toContain('<strong>850 B</strong> of 1000 B used');
+    expect(page.body).toContain('<strong>850 B</strong> of 1 kB used');
     expect(page.body).toMatch(/<a id="upgrade-link" href="\/profile\/subscription#change-tier">Running out of space\? Upgrade<\/a>/);
   });
 
@@ -165,7 +165,7 @@ describe('GET /drive', () => {
     const added = await upload(editor, 'from editor.txt', 'e'.repeat(42), shared);
     const row = await t.services.db.selectFrom('fil_files').select(['fil_usr_user_id', 'fil_fol_folder_id']).where('fil_file_id', '=', added).executeTakeFirstOrThrow();
     expect(row).toEqual({ fil_usr_user_id: owner.userId, fil_fol_folder_id: shared });
-    expect((await owner.web.get('/drive')).body).toContain('<strong>50 B</strong> of 1000 B used');
-    expect((await editor.web.get('/drive')).body).toContain('<strong>0 B</strong> of 1000 B used');
+    expect((await owner.web.get('/drive')).body).toContain('<strong>50 B</strong> of 1 kB used');
+    expect((await editor.web.get('/drive')).body).toContain('<strong>0 B</strong> of 1 kB used');
   });
 });

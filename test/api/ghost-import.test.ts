@@ -173,9 +173,9 @@ describe('Ghost content import', () => {
       err.length = 0;
       const huge = path.join(dir, 'huge.json');
       writeFileSync(huge, '');
-      truncateSync(huge, 64 * 1024 * 1024 + 1);
+      truncateSync(huge, 64_000_001);
       expect(await runCli(['import', 'ghost', huge], io)).toBe(2);
-      expect(err.join('')).toBe(`gatehouse import: ${huge} is 67108865 bytes, over the 64 MB limit of a Ghost content export\n`);
+      expect(err.join('')).toBe(`gatehouse import: ${huge} is 64000001 bytes, over the 64 MB limit of a Ghost content export\n`);
       err.length = 0;
       expect(await runCli(['import', 'ghost'], io)).toBe(2);
       expect(err.join('')).toBe('gatehouse import: usage: gatehouse import ghost EXPORT.json\n');

@@ -481,6 +481,14 @@ describe('mailbox/send', () => {
     expect([bad.statusCode, bad.json.errortype]).toEqual([422, 'ValidationError']);
   });
 
+  it('counts the 10 MB per file in decimal units, as the site shows sizes: 10,000,001 bytes is refused', async () => {
+    const member = await t.keyHeaders();
+    await t.request({ method: 'POST', url: action('mailbox/mailboxes'), headers: member.headers, payload: {} });
+    const body = multipartBody({ to: 'x@elsewhere.example', subject: 'big' }, [{ filename: 'over.bin', type: 'application/octet-stream', content: Buffer.alloc(10_000_001, 1) }]);
+    const res = await t.request({ method: 'POST', url: action('mailbox/send'), headers: { ...member.headers, ...body.headers }, payload: body.payload });
+    expect([res.statusCode, res.json.errortype, res.json.validation_errors?.attachments]).toEqual([422, 'ValidationError', 'over.bin is larger than 10 MB']);
+  });
+
   it("with the default mailbox_domain localhost, sends to the member's own default address and to addresses in that domain; other dotless domains and garbage are refused", async () => {
     await t.services.settings.set('mailbox_domain', 'localhost');
     try {

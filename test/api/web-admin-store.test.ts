@@ -149,17 +149,37 @@ describe('admin store screens: products with prices, store switches, tier rules,
       expect(zero.statusCode).toBe(303);
     });
 
-    it('sizes are typed with a unit and stored as bytes; a bad size is refused next to its field', async () => {
-      const res = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'sized', feature_drive_storage_bytes: '2 GB', feature_drive_max_file_bytes: '1.5 GiB' }));
+    it('sizes are a number with a unit picker, stored as bytes in decimal units; a bad size is refused next to its field', async () => {
+      const res = await staff.postForm(
+        '/admin/tiers/new',
+        await tierForm({ sbt_name: 'sized', feature_drive_storage_bytes: '2', feature_drive_storage_bytes_unit: 'GB', feature_drive_max_file_bytes: '1.5', feature_drive_max_file_bytes_unit: 'GB' }),
+      );
       expect(res.statusCode).toBe(303);
       const row = await t.services.db.selectFrom('sbt_subscription_tiers').select('sbt_features').where('sbt_name', '=', 'sized').executeTakeFirstOrThrow();
-      expect(row.sbt_features).toMatchObject({ drive_storage_bytes: 2_000_000_000, drive_max_file_bytes: 1_610_612_736 });
+      expect(row.sbt_features).toMatchObject({ drive_storage_bytes: 2_000_000_000, drive_max_file_bytes: 1_500_000_000 });
       const page = await staff.get(String(res.headers.location));
-      expect(page.body).toMatch(/<input id="feature_drive_storage_bytes"[^>]*value="2 GB">/);
-      expect(page.body).toMatch(/<input id="feature_drive_max_file_bytes"[^>]*value="1536 MiB">/);
-      const bad = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'badsize', feature_drive_storage_bytes: '2 parsecs' }));
+      const control = (key: string) => new RegExp(`<div class="size-input"><input id="feature_${key}"[^>]*value="([^"]*)"><select id="feature_${key}_unit" name="feature_${key}_unit" aria-label="Unit for [^"]+">(.*?)</select></div>`).exec(page.body);
+      const picked = (m: RegExpExecArray | null) => [m?.[1], /<option value="(\w+)" selected>/.exec(m?.[2] ?? '')?.[1]];
+      expect(picked(control('drive_storage_bytes'))).toEqual(['2', 'GB']);
+      expect(picked(control('drive_max_file_bytes'))).toEqual(['1500', 'MB']);
+      expect([...(control('drive_storage_bytes')?.[2] ?? '').matchAll(/<option value="(\w+)"/g)].map((m) => m[1])).toEqual(['B', 'kB', 'MB', 'GB', 'TB']);
+      // A size typed with its own unit wins over the picker; binary units are not this site's units.
+      const typed = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'typed', feature_drive_storage_bytes: '500 MB', feature_drive_storage_bytes_unit: 'GB' }));
+      expect(typed.statusCode).toBe(303);
+      const typedRow = await t.services.db.selectFrom('sbt_subscription_tiers').select('sbt_features').where('sbt_name', '=', 'typed').executeTakeFirstOrThrow();
+      expect(typedRow.sbt_features).toMatchObject({ drive_storage_bytes: 500_000_000 });
+      const binary = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'binary', feature_drive_storage_bytes: '1.5 GiB' }));
+      expect(binary.statusCode).toBe(400);
+      expect(fieldError(binary.body, 'feature_drive_storage_bytes')).toBe('Use kB, MB, GB or TB (1 GB = 1,000,000,000 bytes).');
+      const bad = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'badsize', feature_drive_storage_bytes: '2 parsecs', feature_drive_storage_bytes_unit: 'GB' }));
       expect(bad.statusCode).toBe(400);
       expect(fieldError(bad.body, 'feature_drive_storage_bytes')).toBe('Enter a size such as 500 MB, 2 GB or 0.');
+      // The refused form shows what was typed, with the unit still picked.
+      expect(bad.body).toMatch(/<input id="feature_drive_storage_bytes"[^>]*value="2 parsecs">/);
+      expect(bad.body).toMatch(/<select id="feature_drive_storage_bytes_unit"[^>]*>.*<option value="GB" selected>GB<\/option>/);
+      const tooSmall = await staff.postForm('/admin/tiers/new', await tierForm({ sbt_name: 'negative', feature_drive_storage_bytes: '-1', feature_drive_storage_bytes_unit: 'MB' }));
+      expect(tooSmall.statusCode).toBe(400);
+      expect(fieldError(tooSmall.body, 'feature_drive_storage_bytes')).toBe('Must be at least 0.');
     });
 
     it('removing a member asks for confirmation first (the form carries the question)', async () => {
@@ -250,7 +270,7 @@ describe('admin store screens: products with prices, store switches, tier rules,
         // Choose posts the cart action; the cart then lists the plan.
         const added = await guest.api('POST', '/api/v1/action/cart', { payload: { product_id: yearly } });
         expect(added.statusCode).toBe(200);
-        expect((await guest.get('/cart')).body).toContain(`<tr data-product="${yearly}"><td>Plus yearly</td><td>1</td></tr>`);
+        expect((await guest.get('/cart')).body).toMatch(new RegExp(`<tr data-product="${yearly}"><td class="name">Plus yearly</td><td class="num unit-price" data-label="Price">[^<]+</td><td class="num quantity" data-label="Quantity">1</td>`));
       } finally {
         await t.services.settings.set('products_active', false);
         await t.services.settings.set('subscriptions_active', false);
@@ -262,7 +282,7 @@ describe('admin store screens: products with prices, store switches, tier rules,
     it('an empty cart links to the pricing page, which is in the header', async () => {
       const res = await webClient(t).get('/cart');
       expect(res.body).toContain('<p id="cart-empty">Your cart is empty. <a href="/pricing" id="cart-pricing">See the plans and prices</a>.</p>');
-      expect(res.body).toContain('<a href="/pricing">Pricing</a>');
+      expect(res.body).toContain('<a href="/pricing" id="nav-pricing">Pricing</a>');
     });
   });
 

@@ -179,8 +179,9 @@ describe('admin tier, tier member and product screens', () => {
       const page = await staff.get(String(res.headers.location));
       expect(page.body).toContain('<p class="notice" role="status" id="tier-saved">Tier created.</p>');
       expect((await staff.get(String(res.headers.location))).body, 'a reload does not bring the notice back').not.toContain('id="tier-saved"');
-      // Sizes are shown in the largest unit that states them exactly.
-      expect(page.body).toMatch(/<input id="feature_drive_storage_bytes"[^>]*value="1 MB">/);
+      // Sizes are shown as a number in the largest unit that states them exactly, the unit picked beside it.
+      expect(page.body).toMatch(/<input id="feature_drive_storage_bytes" name="feature_drive_storage_bytes" type="number" step="any" min="0"[^>]*value="1">/);
+      expect(page.body).toContain('<option value="MB" selected>MB</option>');
       // The newline after <textarea> is eaten by the parser, so a description's own first line break survives.
       expect(page.body).toContain('rows="4">\nThe &lt;b&gt;best&lt;/b&gt; tier</textarea>');
       // The coverage audit lists exactly the declared feature with no explicit value.

@@ -223,7 +223,8 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
       expect(await documentWidth(page)).toBe(viewport.width);
       await shot(page, `pricing-${label}.png`);
       await Promise.all([page.waitForURL(`${fx.t.baseUrl}/cart`), gold.locator('button.choose').click()]);
-      expect(await page.locator(`#cart-items tr[data-product="${seeded.goldProduct}"]`).textContent()).toBe('Gold yearly1');
+      expect(await page.locator(`#cart-items tr[data-product="${seeded.goldProduct}"]`).textContent()).toBe('Gold yearly$240.001$240.00');
+      expect(await page.locator('.cart-total').textContent()).toBe('$240.00');
       await shot(page, `pricing-chosen-cart-${label}.png`);
       await page.context().close();
     }
@@ -270,11 +271,12 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
     await page.fill('#sbt_name', 'Gold Plus');
     await page.fill('#sbt_display_name', 'Gold Plus');
     await page.fill('#sbt_tier_level', '-5');
-    await page.fill('#feature_drive_storage_bytes', '2 GB');
+    await page.fill('#feature_drive_storage_bytes', '2');
+    await page.selectOption('#feature_drive_storage_bytes_unit', 'GB');
     await submit(page, 'button:has-text("Create tier")');
     expect(await page.locator('#sbt_name-error').textContent()).toBe('Use only lower-case letters, digits and underscores, for example premium_plus.');
     expect(await page.locator('#sbt_tier_level-error').textContent()).toBe('The level cannot be negative: use 0 or more (higher is a better tier).');
-    expect(await page.inputValue('#feature_drive_storage_bytes')).toBe('2 GB');
+    expect([await page.inputValue('#feature_drive_storage_bytes'), await page.inputValue('#feature_drive_storage_bytes_unit')]).toEqual(['2', 'GB']);
     const inactive = page.locator('details.features[data-inactive]');
     for (const d of await inactive.all()) expect(await d.evaluate((el: any) => el.open)).toBe(false);
     await shot(page, 'admin-tier-refused.png');
@@ -282,7 +284,7 @@ describeBrowser('browser: an admin that can sell (dashboard, products with price
     await page.fill('#sbt_tier_level', '30');
     await submit(page, 'button:has-text("Create tier")');
     expect(await page.locator('#tier-saved').textContent()).toBe('Tier created.');
-    expect(await page.inputValue('#feature_drive_storage_bytes')).toBe('2 GB');
+    expect([await page.inputValue('#feature_drive_storage_bytes'), await page.inputValue('#feature_drive_storage_bytes_unit')]).toEqual(['2', 'GB']);
     const stored = await fx.t.services.db.selectFrom('sbt_subscription_tiers').select('sbt_features').where('sbt_name', '=', 'gold_plus').executeTakeFirstOrThrow();
     expect(stored.sbt_features.drive_storage_bytes).toBe(2_000_000_000);
   });

@@ -37,13 +37,14 @@ describeBrowser('browser: tiers, tier members and products screens', () => {
     await page.fill('#sbt_display_name', 'Gold');
     await page.fill('#sbt_tier_level', '30');
     await page.fill('#sbt_description', 'Everything, with priority support.');
-    await page.fill('#feature_drive_storage_bytes', '5000000');
+    await page.fill('#feature_drive_storage_bytes', '5');
+    await page.selectOption('#feature_drive_storage_bytes_unit', 'MB');
     await page.check('#feature_drive_share_links');
     await page.fill('#feature_drive_versioning_depth', '5000');
     await submit(page, 'Create tier');
     expect(await page.locator('#feature_drive_versioning_depth-error').textContent()).toBe('Must be at most 1000.');
     // The refused form keeps what was typed, including the ticked box.
-    expect(await page.inputValue('#feature_drive_storage_bytes')).toBe('5000000');
+    expect([await page.inputValue('#feature_drive_storage_bytes'), await page.inputValue('#feature_drive_storage_bytes_unit')]).toEqual(['5', 'MB']);
     expect(await page.isChecked('#feature_drive_share_links')).toBe(true);
     await shot(page, 'admin-tier-new-refused.png');
     await page.fill('#feature_drive_versioning_depth', '10');

@@ -45,8 +45,8 @@ describeBrowser('browser: the member Drive page', () => {
   it('makes a folder, shares it, trashes and restores it, with the quota and the tier shown', async () => {
     const t = fx.t;
     const friend = await t.createUser();
-    const { page } = await signedIn({ width: 1280, height: 800 }, 'plus', { drive_storage_bytes: 5 * 1024 ** 3, drive_max_file_bytes: 1024 ** 3, drive_share_links: true, drive_versioning_depth: 5 });
-    expect(await page.locator('#quota-text').textContent()).toBe('0 B of 5.0 GB used');
+    const { page } = await signedIn({ width: 1280, height: 800 }, 'plus', { drive_storage_bytes: 5_000_000_000, drive_max_file_bytes: 1_000_000_000, drive_share_links: true, drive_versioning_depth: 5 });
+    expect(await page.locator('#quota-text').textContent()).toBe('0 B of 5 GB used');
     expect(await page.locator('#quota-tier').textContent()).toBe('Plus plan');
     expect(await page.locator('#upgrade-link').count()).toBe(0);
 
@@ -103,7 +103,7 @@ describeBrowser('browser: the member Drive page', () => {
 
   it('uploads a file with a progress bar through a lost answer and a dropped connection, then downloads and shares it', async () => {
     const t = fx.t;
-    const { page } = await signedIn({ width: 1280, height: 800 }, 'uploader', { drive_storage_bytes: 10 * 1024 ** 2, drive_max_file_bytes: 5 * 1024 ** 2, drive_share_links: true, drive_versioning_depth: 3 });
+    const { page } = await signedIn({ width: 1280, height: 800 }, 'uploader', { drive_storage_bytes: 10_000_000, drive_max_file_bytes: 5_000_000, drive_share_links: true, drive_versioning_depth: 3 });
     const bytes = randomBytes(5 * CHUNK + 1234);
 
     // Chunk 2's answer is lost after the server stored it; chunk 4's connection drops before it arrives.
@@ -138,7 +138,7 @@ describeBrowser('browser: the member Drive page', () => {
     expect(await row.count()).toBe(1);
     const file = await t.services.db.selectFrom('fil_files').innerJoin('fbb_file_blobs', 'fbb_file_blob_id', 'fil_fbb_file_blob_id').select(['fil_file_id', 'fil_size_bytes', 'fbb_sha256']).where('fil_name', '=', 'report 2026.bin').executeTakeFirstOrThrow();
     expect([Number(file.fil_size_bytes), file.fbb_sha256.trim()]).toEqual([bytes.length, sha256(bytes)]);
-    expect(await page.locator('#quota-text').textContent()).toBe('321 KB of 10 MB used');
+    expect(await page.locator('#quota-text').textContent()).toBe('328.9 kB of 10 MB used');
 
     // Download it.
     const [download] = await Promise.all([page.waitForEvent('download'), row.locator('a.download').click()]);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatByteSize, parseByteSize } from '../../src/lib/byte-size.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { byteSizeParts, formatBytes, parseByteSize } from '../../src/lib/byte-size.js';
 import { currencyDigits, formatMoney, minorToDecimal, parseMoney } from '../../src/lib/money.js';
 import { lastDays } from '../../src/web/pages/admin/dashboard-figures.js';
 import { niceMax } from '../../src/web/svg-chart.js';
@@ -35,24 +37,63 @@ describe('money', () => {
 });
 
 describe('byte sizes', () => {
-  it('parses sizes with decimal and binary units, rounding to a whole byte', () => {
+  it('parses amounts in decimal units, from the picker or typed, rounding to a whole byte', () => {
     expect(parseByteSize('500 MB')).toEqual({ value: 500_000_000 });
     expect(parseByteSize('2gb')).toEqual({ value: 2_000_000_000 });
-    expect(parseByteSize('1.5 GiB')).toEqual({ value: 1_610_612_736 });
+    expect(parseByteSize('1', 'GB')).toEqual({ value: 1_000_000_000 });
+    expect(parseByteSize('1.5', 'GB')).toEqual({ value: 1_500_000_000 });
+    expect(parseByteSize('.5', 'kB')).toEqual({ value: 500 });
     expect(parseByteSize('1.1 GB')).toEqual({ value: 1_100_000_000 });
+    expect(parseByteSize('3 MB', 'GB')).toEqual({ value: 3_000_000 });
     expect(parseByteSize('1234')).toEqual({ value: 1234 });
-    expect(parseByteSize('0')).toEqual({ value: 0 });
+    expect(parseByteSize('0', 'TB')).toEqual({ value: 0 });
     expect(parseByteSize('10 bytes')).toEqual({ value: 10 });
+    expect(parseByteSize('-5', 'MB')).toEqual({ value: -5_000_000 });
+    expect(parseByteSize('1.5 GiB')).toEqual({ error: 'Use kB, MB, GB or TB (1 GB = 1,000,000,000 bytes).' });
     expect(parseByteSize('5 XB')).toEqual({ error: 'Enter a size such as 500 MB, 2 GB or 0.' });
-    expect(parseByteSize('99999 TB')).toEqual({ error: 'The size is too large.' });
+    expect(parseByteSize('', 'GB')).toEqual({ error: 'Enter a size such as 500 MB, 2 GB or 0.' });
+    expect(parseByteSize('1e3', 'GB')).toEqual({ error: 'Enter a size such as 500 MB, 2 GB or 0.' });
+    expect(parseByteSize('99999', 'TB')).toEqual({ error: 'The size is too large.' });
   });
 
-  it('formats bytes in the largest unit that states them exactly', () => {
-    expect(formatByteSize(5_000_000_000)).toBe('5 GB');
-    expect(formatByteSize(536_870_912)).toBe('512 MiB');
-    expect(formatByteSize(1234)).toBe('1234 bytes');
-    expect(formatByteSize(0)).toBe('0');
-    for (const n of [1, 999, 1000, 1024, 1_500_000, 3 * 1024 ** 3]) expect(parseByteSize(formatByteSize(n))).toEqual({ value: n });
+  it('formats bytes for reading in the largest unit reached, at most one decimal', () => {
+    const cases: Array<[number, string]> = [
+      [0, '0 B'],
+      [999, '999 B'],
+      [1000, '1 kB'],
+      [1234, '1.2 kB'],
+      [999_960, '1 MB'],
+      [1_000_000, '1 MB'],
+      [953_674_316, '953.7 MB'],
+      [1_000_000_000, '1 GB'],
+      [1_610_612_736, '1.6 GB'],
+      [5 * 1024 ** 3, '5.4 GB'],
+      [10_000_000_000, '10 GB'],
+      [2_500_000_000_000, '2.5 TB'],
+      [5_000_000_000_000_000, '5000 TB'],
+    ];
+    for (const [n, text] of cases) expect(formatBytes(n)).toBe(text);
+  });
+
+  it('splits a size into the number and unit the tier form shows, exactly', () => {
+    expect(byteSizeParts(1_000_000_000)).toEqual({ amount: 1, unit: 'GB' });
+    expect(byteSizeParts(1_500_000_000)).toEqual({ amount: 1500, unit: 'MB' });
+    expect(byteSizeParts(1234)).toEqual({ amount: 1234, unit: 'B' });
+    expect(byteSizeParts(0)).toEqual({ amount: 0, unit: 'GB' });
+    for (const n of [1, 999, 1000, 1024, 1_500_000, 3 * 1024 ** 3, 7_000_000_000_000]) {
+      const { amount, unit } = byteSizeParts(n);
+      expect(parseByteSize(String(amount), unit)).toEqual({ value: n });
+    }
+  });
+
+  it('the Drive page script formats sizes as the server does', () => {
+    const source = readFileSync(path.resolve('src/web/static/drive.js'), 'utf8');
+    const copy = /\/\/ formatBytes:start\n([\s\S]*?)\/\/ formatBytes:end/.exec(source)?.[1];
+    expect(copy).toBeDefined();
+    const scriptFormat = new Function(`${copy}; return formatBytes;`)() as (n: number) => string;
+    for (const n of [0, 1, 999, 1000, 1234, 999_949, 999_960, 1_000_000, 12_345_678, 953_674_316, 1_000_000_000, 1_610_612_736, 10 ** 13, 4.2e15]) {
+      expect(scriptFormat(n)).toBe(formatBytes(n));
+    }
   });
 });
 

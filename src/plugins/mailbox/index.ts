@@ -40,6 +40,7 @@ export default definePlugin({
   apiRoutes: relayChannel,
   openApi: [...relayEndpoints],
   webRoutes: mailPages,
+  memberLinks: [{ label: 'Mail', path: '/mail' }],
   tasks: (services) => [
     {
       name: 'mailbox_reseal',

@@ -1,3 +1,4 @@
+import { formatBytes } from '../../lib/byte-size.js';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GHOST_EXPORT_MAX_BYTES, GhostExportError, parseGhostExport } from './format.js';
@@ -13,7 +14,7 @@ export async function readGhostExportFile(file: string): Promise<ReturnType<type
     if (e instanceof GhostExportError) throw e;
     throw new GhostExportError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  if (size > GHOST_EXPORT_MAX_BYTES) throw new GhostExportError(`${file} is ${size} bytes, over the ${GHOST_EXPORT_MAX_BYTES / (1024 * 1024)} MB limit of a Ghost content export`);
+  if (size > GHOST_EXPORT_MAX_BYTES) throw new GhostExportError(`${file} is ${size} bytes, over the ${formatBytes(GHOST_EXPORT_MAX_BYTES)} limit of a Ghost content export`);
   const handle = await open(file, 'r');
   try {
     return parseGhostExport(await handle.readFile('utf8'));

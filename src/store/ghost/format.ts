@@ -1,3 +1,4 @@
+import { formatBytes } from '../../lib/byte-size.js';
 // The parts of a Ghost JSON export (Ghost 5.x/6.x, `ghost/core/core/server/data/exporter`) that the move in
 // and out reads and writes: the `db[0]` wrapper with `meta` and `data`, and the tables named in DESIGN 16.
 
@@ -77,7 +78,7 @@ export interface GhostExport {
 export class GhostExportError extends Error {}
 
 /** The largest export read whole (bytes); Ghost's content exports are far smaller (images are URLs). */
-export const GHOST_EXPORT_MAX_BYTES = 64 * 1024 * 1024;
+export const GHOST_EXPORT_MAX_BYTES = 64_000_000;
 
 const TABLES = ['posts', 'tags', 'posts_tags', 'products', 'posts_products', 'users', 'posts_authors', 'settings', 'members'] as const;
 
@@ -90,7 +91,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
  * importer also takes). Every table read must be a list of objects with a string `id` where Ghost has one.
  */
 export function parseGhostExport(text: string): { meta: { version: string; exported_on: number | null }; data: GhostData } {
-  if (Buffer.byteLength(text) > GHOST_EXPORT_MAX_BYTES) throw new GhostExportError(`The file is larger than ${GHOST_EXPORT_MAX_BYTES / (1024 * 1024)} MB: not a Ghost content export`);
+  if (Buffer.byteLength(text) > GHOST_EXPORT_MAX_BYTES) throw new GhostExportError(`The file is larger than ${formatBytes(GHOST_EXPORT_MAX_BYTES)}: not a Ghost content export`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { cartLines, cartSummary } from '../../store/cart-state.js';
+import { cartLines, pricedCart } from '../../store/cart-state.js';
+import { formatMoney } from '../../lib/money.js';
 import { isApiError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { createCheckout } from '../../store/checkout.js';
@@ -15,7 +16,7 @@ const CHECKOUT_FORM = 'cart-checkout';
 const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 async function renderCart(reply: FastifyReply, services: Services, viewer: Viewer, notice: { error?: string; info?: string } = {}, status = 200) {
-  const { items, item_count } = await cartSummary(services.db, cartLines(viewer.session?.data ?? null));
+  const { items, item_count, totals, unpriced } = await pricedCart(services.db, cartLines(viewer.session?.data ?? null));
   const signedIn = viewer.session?.userId != null;
   const checkout = !services.store.active()
     ? html`<p class="help" id="checkout-closed">The store is closed, so nothing can be bought at the moment.</p>`
@@ -28,9 +29,12 @@ async function renderCart(reply: FastifyReply, services: Services, viewer: Viewe
 ${notice.error ? html`<p class="error" role="alert" id="cart-error">${notice.error}</p>` : ''}
 ${items.length === 0
   ? html`<div class="card"><p id="cart-empty">Your cart is empty. <a href="/pricing" id="cart-pricing">See the plans and prices</a>.</p></div>`
-  : html`<div class="card" style="overflow-x:auto"><table id="cart-items"><thead><tr><th>Product</th><th>Quantity</th></tr></thead><tbody>
-${items.map((i) => html`<tr data-product="${i.product_id}"><td>${i.name}</td><td>${i.quantity}</td></tr>`)}
-</tbody></table><p>${item_count} item${item_count === 1 ? '' : 's'}.</p>
+  : html`<div class="card"><table id="cart-items" class="stack cart"><thead><tr><th>Product</th><th class="num">Price</th><th class="num">Quantity</th><th class="num">Amount</th></tr></thead><tbody>
+${items.map((i) => html`<tr data-product="${i.product_id}"><td class="name">${i.name}</td><td class="num unit-price" data-label="Price">${formatMoney(i.unit_price, i.currency)}</td><td class="num quantity" data-label="Quantity">${i.quantity}</td><td class="num line-price" data-label="Amount">${formatMoney(i.line_price, i.currency)}</td></tr>`)}
+</tbody><tfoot>${totals.map((t) => html`<tr class="total" data-currency="${t.currency}"><th scope="row" colspan="3">Total${totals.length > 1 ? html` (${t.currency.toUpperCase()})` : ''}</th><td class="num cart-total" data-label="Total">${formatMoney(t.amount, t.currency)}</td></tr>`)}</tfoot></table>
+<p id="cart-count">${item_count} item${item_count === 1 ? '' : 's'}.</p>
+${totals.length > 1 ? html`<p class="error" id="cart-currencies">These products are priced in different currencies and cannot be bought in one checkout: empty the cart and choose products of one currency.</p>` : ''}
+${unpriced > 0 ? html`<p class="help" id="cart-unpriced">${unpriced === 1 ? 'One product has' : `${unpriced} products have`} no price yet and ${unpriced === 1 ? 'is' : 'are'} not in the total.</p>` : ''}
 ${checkout}
 <button class="secondary" type="button" id="cart-clear">Empty cart</button> <span id="cart-result" role="status"></span></div>
 <script src="/static/cart.js" defer></script>`}`;

@@ -10,6 +10,7 @@ import { canEdit, fileAccess, folderAccess } from '../../drive/access.js';
 import type { DriveFile } from '../../drive/files.js';
 import { driveUsageBytes } from '../../drive/quota.js';
 import { isApiError } from '../../http/errors.js';
+import { formatBytes } from '../../lib/byte-size.js';
 import { vaultWindowOf } from '../../accounts/vault/request-window.js';
 import { vaultOf } from '../../accounts/vault/vaults.js';
 import type { Services } from '../../services.js';
@@ -72,18 +73,6 @@ const STYLE = `
 #drive input[type=datetime-local]{width:100%;padding:.5rem;border:1px solid #b8c0cc;border-radius:4px;font:inherit;background:#fff}
 #drive .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}#drive .row>*{flex:1 1 10rem}#drive .row button{flex:0 0 auto}
 `;
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n;
-  let i = -1;
-  do {
-    v /= 1024;
-    i++;
-  } while (v >= 1024 && i < units.length - 1);
-  return `${v >= 10 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
 
 interface Quota {
   tierName: string | null;

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
-import { formatByteSize } from '../../lib/byte-size.js';
 import { formatMoney } from '../../lib/money.js';
 import { formatTimestamp } from '../../lib/time.js';
 import type { Services } from '../../services.js';
@@ -9,11 +8,10 @@ import { subscriptionRef } from '../../store/lifecycle/billing.js';
 import { storeActive } from '../../settings/store-active.js';
 import { isStoreBilled } from '../../store/lifecycle/refusals.js';
 import { subscriptionSummary, type SubscriptionEntry, type SubscriptionSummary } from '../../store/lifecycle/summary.js';
-import type { FeatureRegistry } from '../../tiers/index.js';
 import { guardPage, sendViewerPage } from '../forms.js';
 import { profileNav } from './profile-nav.js';
 import { html, type SafeHtml } from '../html.js';
-import { featureLabel, isByteFeature } from '../feature-display.js';
+import { featureInUse, featureLabel, showValue } from '../feature-display.js';
 
 export const SOURCE_LABELS = {
   card_processor: 'Card',
@@ -143,18 +141,21 @@ async function entryDetails(db: Kysely<DB>, ids: number[]): Promise<Map<number, 
   );
 }
 
-function featureTable(summary: SubscriptionSummary, registry: FeatureRegistry): SafeHtml {
+/** The member's tier features: those of core and of active plugins (an inactive plugin's do nothing). */
+function featureTable(summary: SubscriptionSummary, services: Pick<Services, 'plugins' | 'tiers'>): SafeHtml {
   const tier = summary.current_tier;
   if (!tier) return html`<p id="no-tier">You are not a member of any tier.</p>`;
-  const shown = (key: string, v: unknown) => {
+  const registry = services.tiers.registry;
+  const rows = Object.entries(tier.features).flatMap(([key, value]) => {
     const def = registry.get(key);
-    if (typeof v === 'boolean') return v ? 'Yes' : 'No';
-    return def && typeof v === 'number' && isByteFeature(def) ? formatByteSize(v) : String(v);
-  };
+    if (!def || !featureInUse(services, def)) return [];
+    const shown = typeof value === 'boolean' ? (value ? 'Yes' : 'No') : typeof value === 'number' ? showValue(value, def) : String(value);
+    return [html`<tr data-feature="${key}"><td>${featureLabel(def)}</td><td>${shown}</td></tr>`];
+  });
   return html`<p id="tier-name"><strong>${tier.display_name}</strong> <span class="help">(level ${tier.tier_level})</span></p>
-<table id="tier-features"><thead><tr><th>Feature</th><th>Your value</th></tr></thead><tbody>
-${Object.entries(tier.features).map(([key, value]) => html`<tr data-feature="${key}"><td>${registry.get(key) ? featureLabel(registry.get(key)!) : key}</td><td>${shown(key, value)}</td></tr>`)}
-</tbody></table>`;
+${rows.length === 0 ? html`<p id="no-features" class="help">Your tier lists no features.</p>` : html`<table id="tier-features"><thead><tr><th>Feature</th><th>Your value</th></tr></thead><tbody>
+${rows}
+</tbody></table>`}`;
 }
 
 /** A control that asks for confirmation in the page, then calls a lifecycle action through serviceApi. */
@@ -242,7 +243,7 @@ export function subscriptionPage(web: FastifyInstance, services: Services): void
     const keepTierId = summary.current_tier ? await liveTierId(db, summary.current_tier.name) : null;
     const done = DONE_MESSAGES[String((request.query as Record<string, unknown>).done ?? '')];
     const body = html`${profileNav('/profile/subscription')}${done ? html`<p class="notice" id="done" role="status">${done}</p>` : ''}
-<div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary, services.tiers.registry)}</div>
+<div class="card" id="current-tier"><h2>Your tier</h2>${featureTable(summary, services)}</div>
 <div class="card" id="billing"><h2>Billing</h2>
 ${summary.subscriptions.length === 0
   ? html`<p id="no-subscription">You have no subscription${summary.current_tier ? ' (your tier was assigned by the site)' : ''}.</p>`

@@ -59,17 +59,21 @@ document.addEventListener('DOMContentLoaded', function () {
     };
   }
 
+  // A copy of formatBytes in src/lib/byte-size.ts (decimal units, 1 GB = 1,000,000,000 bytes); a unit
+  // test holds the two to the same output.
+  // formatBytes:start
   function formatBytes(n) {
-    if (n < 1024) return n + ' B';
-    var units = ['KB', 'MB', 'GB', 'TB'];
-    var v = n;
-    var i = -1;
-    do {
-      v /= 1024;
-      i++;
-    } while (v >= 1024 && i < units.length - 1);
-    return (v >= 10 ? v.toFixed(0) : v.toFixed(1)) + ' ' + units[i];
+    var units = [['B', 1], ['kB', 1e3], ['MB', 1e6], ['GB', 1e9], ['TB', 1e12]];
+    var fmt = new Intl.NumberFormat('en', { maximumFractionDigits: 1, useGrouping: false });
+    var sign = n < 0 ? '-' : '';
+    var a = Math.abs(n);
+    var i = 0;
+    while (i < units.length - 1 && a >= units[i + 1][1]) i++;
+    var shown = fmt.format(a / units[i][1]);
+    if (Number(shown) >= 1000 && i < units.length - 1) shown = fmt.format(a / units[++i][1]);
+    return sign + shown + ' ' + units[i][0];
   }
+  // formatBytes:end
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);

@@ -10,8 +10,8 @@ import { deliver } from '../messages.js';
 import { mailboxDb } from '../tables.js';
 import { ownThread, windowOpen } from '../views.js';
 
-/** DESIGN 11: at most 10 files, 10 MB each, 25 MB together. */
-export const ATTACHMENT_LIMITS = { files: 10, fileBytes: 10 * 1024 * 1024, totalBytes: 25 * 1024 * 1024 };
+/** DESIGN 11: at most 10 files, 10 MB each, 25 MB together (decimal units, as every size on the site). */
+export const ATTACHMENT_LIMITS = { files: 10, fileBytes: 10_000_000, totalBytes: 25_000_000 };
 const EMAIL_RE = /^[^\s@<>,;]+@[^\s@<>,;]+\.[^\s@<>,;]+$/;
 /** An address whose domain is one host name label (`42@localhost`): valid only for a domain mailboxes live in. */
 const LOCAL_DOMAIN_RE = /^[^\s@<>,;]+@([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/i;

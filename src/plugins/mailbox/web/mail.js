@@ -3,7 +3,7 @@
 // `(locked)` placeholders while the vault is locked; the page then shows the unlock prompt.
 (function () {
   'use strict';
-  var LIMITS = { files: 10, fileBytes: 10 * 1024 * 1024, totalBytes: 25 * 1024 * 1024 };
+  var LIMITS = { files: 10, fileBytes: 10000000, totalBytes: 25000000 };
   var view = document.getElementById('mail-view');
   var result = document.getElementById('mail-result');
   var banner = document.getElementById('locked-banner');
@@ -23,7 +23,16 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   function show(nodes) { clear(view); nodes.forEach(function (n) { if (n) view.appendChild(n); }); }
   function fail(err) { result.textContent = (err && err.message) || 'Something went wrong.'; }
-  function bytes(n) { return n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(0) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
+  // Sizes in decimal units, as formatBytes in src/lib/byte-size.ts shows them everywhere else (1 MB = 1,000,000 bytes).
+  function bytes(n) {
+    var units = [['B', 1], ['kB', 1e3], ['MB', 1e6], ['GB', 1e9], ['TB', 1e12]];
+    var fmt = new Intl.NumberFormat('en', { maximumFractionDigits: 1, useGrouping: false });
+    var i = 0;
+    while (i < units.length - 1 && n >= units[i + 1][1]) i++;
+    var shown = fmt.format(n / units[i][1]);
+    if (Number(shown) >= 1000 && i < units.length - 1) shown = fmt.format(n / units[++i][1]);
+    return shown + ' ' + units[i][0];
+  }
   function setLocked(locked) { banner.hidden = !locked; }
   function hashParams() {
     var out = {};

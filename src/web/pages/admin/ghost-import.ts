@@ -1,3 +1,4 @@
+import { formatBytes } from '../../../lib/byte-size.js';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkFormToken } from '../../../accounts/web-sessions.js';
@@ -12,11 +13,11 @@ import { adminNav } from './nav.js';
 const SUPERADMIN = 10;
 const FORM_NAME = 'ghost-import';
 const PATH = '/admin/import/ghost';
-const MB = GHOST_EXPORT_MAX_BYTES / (1024 * 1024);
+const LIMIT = formatBytes(GHOST_EXPORT_MAX_BYTES);
 
 function uploadForm(viewer: Viewer) {
   return html`<div class="card" id="ghost-upload">
-  <p class="help">In Ghost Admin, export your content (Settings → Advanced → Import/Export → Export content) and upload the JSON file here (at most ${String(MB)} MB).
+  <p class="help">In Ghost Admin, export your content (Settings → Advanced → Import/Export → Export content) and upload the JSON file here (at most ${LIMIT}).
   Tiers, posts and pages come over with their gates; importing the same file again changes nothing. Members come over separately, from Ghost's member CSV.
   The operator guide’s “Moving from Ghost” says what is and is not carried over.</p>
   <form method="post" action="${PATH}" enctype="multipart/form-data">${tokenInput(viewer, FORM_NAME)}
@@ -91,7 +92,7 @@ export async function ghostImportAdminPages(web: FastifyInstance, services: Serv
       if (!checkFormToken(viewer.session, FORM_NAME, upload.token)) {
         return sendViewerPage(reply, viewer, 'Form expired', html`<div class="card"><p class="error">The form expired. Go back, reload and try again.</p></div>`, 403);
       }
-      if (upload.truncated) return show(reply, viewer, html`<p class="error" role="alert" id="import-error">The file is over ${String(MB)} MB: not a Ghost content export.</p>`, 413);
+      if (upload.truncated) return show(reply, viewer, html`<p class="error" role="alert" id="import-error">The file is over ${LIMIT}: not a Ghost content export.</p>`, 413);
       if (!upload.file || upload.file.length === 0) return show(reply, viewer, html`<p class="error" role="alert" id="import-error">Choose the export file to upload.</p>`, 400);
       let parsed;
       try {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureValue } from '../../../db/types.js';
-import { BYTE_SIZE_HELP, formatByteSize, parseByteSize } from '../../../lib/byte-size.js';
+import { BYTE_UNITS, byteSizeParts, isByteUnit, parseByteSize, type ByteUnit } from '../../../lib/byte-size.js';
 import type { Services } from '../../../services.js';
 import { TierInputError } from '../../../tiers/errors.js';
 import type { FeatureDefinition } from '../../../tiers/feature-registry.js';
@@ -20,12 +20,17 @@ interface TierForm {
   sbt_is_active: boolean;
   /** Per declared feature: the text typed (integer, string) or the box's state (boolean); absent = no explicit value. */
   features: Record<string, string | boolean>;
+  /** Per byte-size feature: the unit picked beside its number. */
+  units: Record<string, ByteUnit>;
 }
 
 type Errors = Record<string, string>;
 
 const FORM_NAME = 'tier-edit';
 export const featureFieldId = (key: string) => `feature_${key}`;
+/** The unit picker beside a byte-size feature's number. */
+export const featureUnitId = (key: string) => `feature_${key}_unit`;
+const BYTE_SIZE_HELP = 'Pick the unit beside the number: 1 GB = 1,000,000,000 bytes, as the Drive page counts.';
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1) + (message.endsWith('.') ? '' : '.');
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 
@@ -35,12 +40,17 @@ export const TIER_NAME_RE = /^[a-z0-9_]+$/;
 function formFromTier(tier: Tier | null, definitions: FeatureDefinition[]): TierForm {
   const stored = (tier?.sbt_features ?? {}) as Record<string, unknown>;
   const features: TierForm['features'] = {};
+  const units: TierForm['units'] = {};
   for (const def of definitions) {
     if (!has(stored, def.key)) continue;
     const v = stored[def.key];
     if (def.type === 'boolean') {
       if (typeof v === 'boolean') features[def.key] = v;
-    } else if (typeof v === (def.type === 'integer' ? 'number' : 'string')) features[def.key] = isByteFeature(def) ? formatByteSize(v as number) : String(v);
+    } else if (isByteFeature(def) && typeof v === 'number') {
+      const parts = byteSizeParts(v);
+      features[def.key] = String(parts.amount);
+      units[def.key] = parts.unit;
+    } else if (typeof v === (def.type === 'integer' ? 'number' : 'string')) features[def.key] = String(v);
   }
   return {
     sbt_name: tier?.sbt_name ?? '',
@@ -49,13 +59,18 @@ function formFromTier(tier: Tier | null, definitions: FeatureDefinition[]): Tier
     sbt_description: tier?.sbt_description ?? '',
     sbt_is_active: tier?.sbt_is_active ?? true,
     features,
+    units,
   };
 }
 
 function formFromRequest(request: FastifyRequest, definitions: FeatureDefinition[]): TierForm {
   const features: TierForm['features'] = {};
+  const units: TierForm['units'] = {};
   for (const def of definitions) {
     const id = featureFieldId(def.key);
+    // Without a picker in the post (a script, an older form) the number is bytes.
+    const unit = bodyField(request, featureUnitId(def.key));
+    if (isByteFeature(def)) units[def.key] = isByteUnit(unit) ? unit : 'B';
     if (def.type === 'boolean') features[def.key] = bodyChecked(request, id);
     else if (bodyField(request, id).trim() !== '') features[def.key] = def.type === 'integer' ? bodyField(request, id).trim() : bodyField(request, id);
   }
@@ -66,6 +81,7 @@ function formFromRequest(request: FastifyRequest, definitions: FeatureDefinition
     sbt_description: bodyField(request, 'sbt_description'),
     sbt_is_active: bodyChecked(request, 'sbt_is_active'),
     features,
+    units,
   };
 }
 
@@ -86,7 +102,7 @@ function parseForm(form: TierForm, services: Services): { errors: Errors; featur
     if (!has(form.features, def.key)) continue;
     const v = form.features[def.key]!;
     if (isByteFeature(def)) {
-      const size = parseByteSize(String(v));
+      const size = parseByteSize(String(v), form.units[def.key] ?? 'B');
       if ('error' in size) errors[featureFieldId(def.key)] = size.error;
       else features[def.key] = size.value;
     } else if (def.type === 'integer') {
@@ -113,11 +129,14 @@ function serviceErrors(e: TierInputError): Errors {
   return errors;
 }
 
-function featureControl(def: FeatureDefinition, value: string | boolean | undefined): SafeHtml {
+function featureControl(def: FeatureDefinition, value: string | boolean | undefined, unit: ByteUnit | undefined): SafeHtml {
   const id = featureFieldId(def.key);
   if (def.type === 'boolean') return checkboxInput(id, value === undefined ? def.default === true : value === true);
   if (isByteFeature(def)) {
-    return html`<input id="${id}" name="${id}" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" placeholder="${showValue(def.default, def)}" value="${value === undefined ? '' : String(value)}">`;
+    // The number in the picked unit; the bounds are bytes, so only a lower bound of 0 or less carries over.
+    const picked = unit ?? byteSizeParts(def.default as number).unit;
+    const unitId = featureUnitId(def.key);
+    return html`<div class="size-input"><input id="${id}" name="${id}" type="number" step="any" ${def.min !== undefined && def.min <= 0 ? html`min="${def.min}"` : ''} placeholder="${String(byteSizeParts(def.default as number).amount)}" value="${value === undefined ? '' : String(value)}"><select id="${unitId}" name="${unitId}" aria-label="Unit for ${featureLabel(def)}">${BYTE_UNITS.map(([name]) => html`<option value="${name}"${name === picked ? html` selected` : ''}>${name}</option>`)}</select></div>`;
   }
   if (def.type === 'integer') {
     return html`<input id="${id}" name="${id}" type="number" step="1" ${def.min !== undefined ? html`min="${def.min}"` : ''} ${def.max !== undefined ? html`max="${def.max}"` : ''} placeholder="${String(def.default)}" value="${value === undefined ? '' : String(value)}">`;
@@ -149,7 +168,7 @@ function featureSections(definitions: FeatureDefinition[], form: TierForm, error
   const sources = [...new Set(definitions.map((d) => d.source))];
   return sources.map((source) => {
     const defs = definitions.filter((d) => d.source === source);
-    const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${featureLabel(def)} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
+    const fields = defs.map((def) => fieldBlock(featureFieldId(def.key), html`${featureLabel(def)} (<code class="ident">${def.key}</code>)`, featureControl(def, form.features[def.key], form.units[def.key]), errors[featureFieldId(def.key)], featureHelp(def)));
     if (source === 'core' || services.plugins.isActive(source)) {
       const driveOff = defs.some(isDriveFeature) && !services.settings.bool('drive_active');
       return html`<fieldset class="features" data-source="${source}"><legend>${source === 'core' ? 'Core features' : `Plugin: ${source}`}</legend>
