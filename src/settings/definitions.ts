@@ -58,8 +58,8 @@ export const settingDefinitions: SettingDefinition[] = [
   { name: 'subscription_cancellation_timing', type: 'enum', default: 'end_of_period', options: ['immediate', 'end_of_period'], description: 'When a cancellation takes effect' },
   bool('subscription_reactivation_enabled', true, 'Allow reactivating cancelled subscriptions'),
   bool('subscription_cancellation_prorate', false, 'Refund the unused period on immediate cancellation'),
-  int('card_processor_grace_days', 7, 'Days a card-processor subscription whose renewal payment failed keeps its tier while the processor retries (DESIGN 14)', 0, 365),
-  int('wallet_provider_grace_days', 10, 'Days a wallet-provider subscription whose renewal payment failed keeps its tier while the provider retries (DESIGN 14)', 0, 365),
+  int('card_processor_grace_days', 7, 'Days a card-processor subscription whose renewal payment failed keeps its tier while the processor retries (docs/billing-sources.md)', 0, 365),
+  int('wallet_provider_grace_days', 10, 'Days a wallet-provider subscription whose renewal payment failed keeps its tier while the provider retries (docs/billing-sources.md)', 0, 365),
   // Tier gating
   { name: 'tier_upgrade_url', type: 'string', default: '', description: 'URL of an upgrade flow; empty by default', pattern: /^(|https?:\/\/\S+|\/\S*)$/, patternHint: 'an http(s) URL or a site path' },
   int('tier_gate_preview_length', 0, 'Characters of body text shown before the gate; 0 means no preview', 0, 100000),
@@ -72,7 +72,7 @@ export const settingDefinitions: SettingDefinition[] = [
   int('upload_member_import_max_bytes', 512 * 1024 * 1024, 'Most member import CSV bytes one staff member holds: each upload, and all held CSVs with open CSV uploads together', 1),
   // Passkeys
   int('passkey_stepup_window_seconds', 300, 'How long a passkey step-up lets a session enroll another passkey, seconds', 30, 3600),
-  { name: 'app_navigation', type: 'json', default: DEFAULT_APP_NAVIGATION, description: 'Native-app navigation table (shape in the README)', validate: validateAppNavigation },
+  { name: 'app_navigation', type: 'json', default: DEFAULT_APP_NAVIGATION, description: 'Native-app navigation table (shape in docs/api/authentication.md, App navigation)', validate: validateAppNavigation },
   // Payment providers (secrets are never printed or exported)
   str('card_processor_webhook_secret', 'Card processor webhook signing secret', { secret: true }),
   str('card_processor_api_key', 'Card processor API key', { secret: true }),
