@@ -329,6 +329,16 @@ export async function insertRow(db: Kysely<DB>, model: Model, values: Row): Prom
   return Number((row as Row)[model.primaryKey]);
 }
 
+/**
+ * Inserts a row and answers it as loadRow would read it back in the same transaction (every model column;
+ * none when it was written soft-deleted): one statement where an insert and a read were two.
+ */
+export async function insertAndReturnRow(db: Kysely<DB>, model: Model, values: Row): Promise<Row | undefined> {
+  const row = (await anyDb(db).insertInto(model.table).values(values).returning(Object.keys(model.columns)).executeTakeFirstOrThrow()) as Row;
+  if (model.deleteColumn && row[model.deleteColumn] != null) return undefined;
+  return row;
+}
+
 export async function deleteRow(db: Kysely<DB>, model: Model, id: number): Promise<void> {
   await anyDb(db).deleteFrom(model.table).where(model.primaryKey, '=', id).execute();
 }
