@@ -295,8 +295,8 @@ const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : n.toLocale
 const POSTS = Number(env.BENCH_POSTS ?? SCALE_REFERENCE_POSTS);
 const SCALE_RUN = POSTS > SCALE_REFERENCE_POSTS;
 
-/** Buyers the writer seeds for the purchase webhooks: enough for 1,500 purchases a second over every run. */
-const buyersNeeded = () => Number(env.BENCH_BUYERS ?? Math.ceil(settings.rounds * (settings.warmupSeconds + settings.durationSeconds) * 1500) + 100);
+/** Buyers the writer seeds for the purchase webhooks: enough for 1,500 purchases a second over every run and the first warm-up. */
+const buyersNeeded = () => Number(env.BENCH_BUYERS ?? Math.ceil((settings.rounds * (settings.warmupSeconds + settings.durationSeconds) + Number(env.BENCH_FIRST_WARMUP ?? 3)) * 1500) + 100);
 
 /** The credentials a real server's scenarios use: from its set-up and a login. */
 async function credentialsOf(server) {
@@ -392,6 +392,17 @@ async function measure(database, peer) {
   }
   const samplers = Object.fromEntries(real.map((t) => [t, sampleRss(servers[t].child.pid)]));
   const peerSampler = peerMemory ? sampleRss(peer.pid) : undefined;
+  // A fresh server's first seconds under load are not its steady state (the first run of the first
+  // scenario on a new process read a tenth of the same run a minute later: code still being optimised,
+  // the heap still growing): every scenario is loaded once before the rounds, and that run is dropped.
+  const warmUpSeconds = Number(env.BENCH_FIRST_WARMUP ?? 3);
+  if (warmUpSeconds > 0) {
+    console.log(`warm-up: every scenario once for ${warmUpSeconds} s, not counted`);
+    for (const { s, load } of prepared) {
+      const r = await runLoad({ ...load, durationSeconds: warmUpSeconds, warmupSeconds: 0, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
+      if (r.purchases) purchase.buyers.next += r.purchases;
+    }
+  }
   const runs = new Map(plan.map((s) => [s.name, []]));
   const pairedRatios = new Map(prepared.filter(({ s }) => s.baseline).map(({ s }) => [s.name, []]));
   let shortOfBuyers = 0;
