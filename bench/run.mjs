@@ -298,6 +298,24 @@ const SCALE_RUN = POSTS > SCALE_REFERENCE_POSTS;
 /** Buyers the writer seeds for the purchase webhooks: enough for 1,500 purchases a second over every run and the first warm-up. */
 const buyersNeeded = () => Number(env.BENCH_BUYERS ?? Math.ceil((settings.rounds * (settings.warmupSeconds + settings.durationSeconds) + Number(env.BENCH_FIRST_WARMUP ?? 3)) * 1500) + 100);
 
+/**
+ * Waits until a real server answers a 404 (no database, no cache) within SETTLED_MS: a run whose requests
+ * each hold the embedded database for long (a page no cache holds, over 100,000 posts) leaves a queue of
+ * them behind when its clients have gone, and the next run must not be measured behind that queue.
+ * Resolves with the milliseconds waited.
+ */
+const SETTLED_MS = 100;
+async function settle(server) {
+  const started = performance.now();
+  while (performance.now() - started < 300_000) {
+    const t0 = performance.now();
+    await fetch(`${server.url}/api/v1/nope`).then((r) => r.arrayBuffer(), () => undefined);
+    if (performance.now() - t0 < SETTLED_MS) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return performance.now() - started;
+}
+
 /** The credentials a real server's scenarios use: from its set-up and a login. */
 async function credentialsOf(server) {
   return {
@@ -401,6 +419,7 @@ async function measure(database, peer) {
     for (const { s, load } of prepared) {
       const r = await runLoad({ ...load, durationSeconds: warmUpSeconds, warmupSeconds: 0, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
       if (r.purchases) purchase.buyers.next += r.purchases;
+      if (TARGETS[s.target]?.real) await settle(servers[s.target]);
     }
   }
   const runs = new Map(plan.map((s) => [s.name, []]));
@@ -416,6 +435,10 @@ async function measure(database, peer) {
       const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
       for (const t of real) samplers[t].active(false);
       peerSampler?.active(false);
+      if (TARGETS[s.target]?.real) {
+        const waited = await settle(servers[s.target]);
+        if (waited > 1000) console.log(`  (the server took ${fmt(waited / 1000, 1)} s to work off the requests left queued)`);
+      }
       if (r.purchases) purchase.buyers.next += r.purchases;
       shortOfBuyers += r.shortOf;
       r.errors += r.shortOf;
