@@ -1,12 +1,19 @@
 #!/usr/bin/env node
 // The load generator, in its own process so it does not share an event loop with any server.
-// argv[2] is JSON: {url, method, headers, connections, warmupSeconds, durationSeconds}. Prints one JSON line.
+// argv[2] is JSON: {url, method, headers, body, connections, warmupSeconds, durationSeconds, vary, purchase}.
+// Prints one JSON line. `vary` lists what changes from one request to the next (bench/vary.mjs): such a
+// scenario's every request is built afresh by autocannon's setupRequest hook.
 import autocannon from 'autocannon';
+import { requestMaker } from './vary.mjs';
 
 const o = JSON.parse(process.argv[2]);
-const base = { url: o.url, method: o.method, headers: o.headers, connections: o.connections, pipelining: 1 };
 /** Requests slower than this are counted one by one (the percentiles hide how many there were). */
 const SLOW_MS = 1000;
+
+const maker = o.vary?.length ? requestMaker(o.vary, { purchase: o.purchase }) : null;
+// autocannon hands setupRequest the request it would send (method, path, headers, body, host...).
+const requests = maker ? [{ setupRequest: (req) => maker.next(req) }] : undefined;
+const base = { url: o.url, method: o.method, headers: o.headers, body: o.body, connections: o.connections, pipelining: 1, ...(requests ? { requests } : {}) };
 
 if (o.warmupSeconds > 0) await autocannon({ ...base, duration: o.warmupSeconds });
 const run = autocannon({ ...base, duration: o.durationSeconds });
@@ -28,5 +35,8 @@ process.stdout.write(
     statusCodes,
     errors: r.errors,
     timeouts: r.timeouts,
+    // Buyers used (the warm-up's and those of requests built but not sent included): the next run starts after them.
+    purchases: maker?.purchases ?? 0,
+    shortOf: maker?.shortOf ?? 0,
   })}\n`,
 );

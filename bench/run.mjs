@@ -16,6 +16,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { requestMaker } from './vary.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const env = process.env;
@@ -27,34 +28,79 @@ const settings = {
 };
 
 // ---- What to measure. A scenario names the server it loads and the baseline it is compared with. ----
-// `headers` may be a function of the credentials the gatehouse server and a login produced:
-//   { machineKey: {public_key, secret_key}, sessionKey: {public_key, secret_key}, userId, gatedPostId }
-// `path` may be a function of the credentials too (the gated post's id comes from the server).
+// `headers` may be a function of the credentials its server and a login produced:
+//   { machineKey: {public_key, secret_key}, sessionKey: {public_key, secret_key}, staffKey, userId, gatedPostId, posts }
+// `path` may be a function of the credentials too (the gated post's id comes from the server). `body` is
+// sent as is; `vary` lists what changes from one request to the next (bench/vary.mjs).
+// Servers (`target`): `bare` and `select` are the baselines; `gatehouse` the real server with the read
+// scenarios' data; `gatehouse:info` the same at `npm start`'s log level (info); `writer` the real server for
+// the write scenarios, in a database of its own, so that the rows they add never reach the reads.
 const BARE = 'bare Fastify JSON';
 const SELECT = 'bare Fastify + 1 PK SELECT';
+const INSERT = 'bare Fastify + 1 INSERT';
+const SESSION = 'GET auth/session, session key';
 const PUBLIC_POST = 'GET Post/{id}, tierless member';
+const PUBLIC_POST_BARE = 'GET Post/{id}, tierless member, against bare';
+const PUBLIC_POST_INFO = 'GET Post/{id}, log level info';
 const GATED_POST = 'GET Post/{gated id}, tierless member';
 const PAGE_OF_20 = 'GET Posts?numperpage=20, tierless member';
+const DEEP_PAGE = 'GET Posts page 400 (or the last), tierless member';
+const TITLE_PAGE = 'GET Posts sorted by title, tierless member';
+const MISS_PAGE = 'GET Posts, a new filter value per request';
+const CREATE = 'POST /Post (create), staff machine key';
+const EDIT = 'action account_edit, session key';
+const EDIT_IK = 'action account_edit + Idempotency-Key';
+const PURCHASE = 'card purchase webhook (new user, event)';
+const sessionKey = (c) => c.sessionKey;
+const json = { 'content-type': 'application/json' };
+/** Page 400 of 20 when there are that many posts, else the last page (pages count from 0). */
+const deepPage = (c) => Math.min(400, Math.max(0, Math.ceil(c.posts / 20) - 1));
 const allScenarios = [
   { name: BARE, target: 'bare', method: 'GET', path: '/hello', expect: 200 },
   { name: SELECT, target: 'select', method: 'GET', path: '/item/1', expect: 200 },
+  { name: INSERT, target: 'select', method: 'POST', path: '/item', headers: json, body: '{"name":"item"}', vary: ['item-name'], expect: 200 },
   { name: '404 unauthenticated', target: 'gatehouse', method: 'GET', path: '/api/v1/nope', expect: 404, baseline: BARE },
-  { name: 'GET auth/session, session key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT },
-  { name: 'GET auth/session, machine key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.machineKey, expect: 200, baseline: 'GET auth/session, session key' },
+  { name: PUBLIC_POST_BARE, target: 'gatehouse', method: 'GET', path: '/api/v1/Post/1', headers: sessionKey, expect: 200, baseline: BARE },
+  { name: SESSION, target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: sessionKey, expect: 200, baseline: SELECT, scale: true },
+  { name: 'GET auth/session, machine key', target: 'gatehouse', method: 'GET', path: '/api/v1/auth/session', headers: (c) => c.machineKey, expect: 200, baseline: SESSION },
   // The three cases of BENCH_PEER (a member without a tier, signed in: a session key).
-  { name: PUBLIC_POST, target: 'gatehouse', method: 'GET', path: '/api/v1/Post/1', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT, peer: 'public post' },
-  { name: GATED_POST, target: 'gatehouse', method: 'GET', path: (c) => `/api/v1/Post/${c.gatedPostId}`, headers: (c) => c.sessionKey, expect: 200, baseline: SELECT, peer: 'gated post' },
-  { name: PAGE_OF_20, target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20', headers: (c) => c.sessionKey, expect: 200, baseline: SELECT, peer: 'page of 20' },
+  { name: PUBLIC_POST, target: 'gatehouse', method: 'GET', path: '/api/v1/Post/1', headers: sessionKey, expect: 200, baseline: SELECT, peer: 'public post' },
+  // The same read from the same kind of server at npm start's log level, straight after the one at warn.
+  { name: PUBLIC_POST_INFO, target: 'gatehouse:info', method: 'GET', path: '/api/v1/Post/1', headers: sessionKey, expect: 200, baseline: PUBLIC_POST },
+  { name: GATED_POST, target: 'gatehouse', method: 'GET', path: (c) => `/api/v1/Post/${c.gatedPostId}`, headers: sessionKey, expect: 200, baseline: SELECT, peer: 'gated post', scale: true },
+  { name: PAGE_OF_20, target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20', headers: sessionKey, expect: 200, baseline: SELECT, peer: 'page of 20', scale: true },
+  { name: DEEP_PAGE, target: 'gatehouse', method: 'GET', path: (c) => `/api/v1/Posts?numperpage=20&page=${deepPage(c)}`, headers: sessionKey, expect: 200, baseline: SELECT, scale: true },
+  { name: TITLE_PAGE, target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20&sort=pst_title', headers: sessionKey, expect: 200, baseline: SELECT, scale: true },
+  { name: MISS_PAGE, target: 'gatehouse', method: 'GET', path: '/api/v1/Posts?numperpage=20', headers: sessionKey, vary: ['filter'], expect: 200, baseline: SELECT, scale: true },
+  // Writes, each against one INSERT through the same database layer.
+  { name: CREATE, target: 'writer', method: 'POST', path: '/api/v1/Post', headers: (c) => ({ ...c.staffKey, 'content-type': 'application/x-www-form-urlencoded' }),
+    body: `pst_is_published=1&pst_short_description=Bench&pst_body=${'Lorem+ipsum+dolor+sit+amet.+'.repeat(40)}`, vary: ['post-title'], expect: 200, baseline: INSERT },
+  { name: EDIT, target: 'writer', method: 'POST', path: '/api/v1/action/account_edit', headers: (c) => ({ ...c.sessionKey, ...json }),
+    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name'], expect: 200, baseline: INSERT },
+  { name: EDIT_IK, target: 'writer', method: 'POST', path: '/api/v1/action/account_edit', headers: (c) => ({ ...c.sessionKey, ...json }),
+    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name', 'idempotency-key'], expect: 200, baseline: EDIT },
+  { name: PURCHASE, target: 'writer', method: 'POST', path: '/api/v1/webhooks/card_processor', headers: json, body: '{}', vary: ['purchase'], expect: 200, baseline: INSERT },
 ];
 
 // Targets are reported, never asserted. `of` is the scenario the ratio is taken against.
 const goals = [
   { goal: '404 >= 50% of bare Fastify', scenario: '404 unauthenticated', of: BARE, min: 0.5 },
-  { goal: 'machine-key session read within 15% of session-key', scenario: 'GET auth/session, machine key', of: 'GET auth/session, session key', min: 0.85 },
-  { goal: 'session-key read >= 50% of one-SELECT baseline (PostgreSQL)', scenario: 'GET auth/session, session key', of: SELECT, min: 0.5, databases: ['postgres'] },
+  { goal: 'cached GET Post/{id} >= 50% of bare Fastify JSON', scenario: PUBLIC_POST_BARE, of: BARE, min: 0.5 },
+  { goal: 'GET Post/{id} at log level info >= 90% of the same at warn', scenario: PUBLIC_POST_INFO, of: PUBLIC_POST, min: 0.9 },
+  { goal: 'machine-key session read within 15% of session-key', scenario: 'GET auth/session, machine key', of: SESSION, min: 0.85 },
+  { goal: 'session-key read >= 50% of one-SELECT baseline (PostgreSQL)', scenario: SESSION, of: SELECT, min: 0.5, databases: ['postgres'] },
   { goal: 'GET Post/{id} >= 40% of one-SELECT baseline (PostgreSQL)', scenario: PUBLIC_POST, of: SELECT, min: 0.4, databases: ['postgres'] },
   { goal: 'GET Posts?numperpage=20 >= 25% of one-SELECT baseline (PostgreSQL)', scenario: PAGE_OF_20, of: SELECT, min: 0.25, databases: ['postgres'] },
+  { goal: 'a page that misses every cache >= 25% of one-SELECT', scenario: MISS_PAGE, of: SELECT, min: 0.25 },
+  { goal: 'CRUD create >= 50% of one-INSERT', scenario: CREATE, of: INSERT, min: 0.5 },
+  { goal: 'account_edit >= 40% of one-INSERT', scenario: EDIT, of: INSERT, min: 0.4 },
+  { goal: 'Idempotency-Key costs at most 15% over account_edit without it', scenario: EDIT_IK, of: EDIT, min: 1 / 1.15 },
+  { goal: 'purchase webhook >= 15% of one-INSERT', scenario: PURCHASE, of: INSERT, min: 0.15 },
 ];
+/** At scale (BENCH_POSTS over 50): these keep at least this share of their ratio in the 50-post run. */
+const SCALE_KEEPS = 0.8;
+const SCALE_REFERENCE_POSTS = 50;
+
 /**
  * BENCH_PEER=1: the three cases marked `peer` against another server too, given on the command line
  * (`npm run bench -- <public post URL> <gated post URL> <page of 20 URL> [--header 'name: value']...
@@ -95,7 +141,17 @@ const SERVER_NODE_FLAGS = JSON.parse(readFileSync(path.join(here, '..', 'package
   .scripts.start.split(/\s+/)
   .filter((word) => word.startsWith('--'));
 
-function startServer(mode, extraEnv) {
+/** The servers a pass may start: the mode of bench/server.mjs, and the environment it adds. */
+const TARGETS = {
+  bare: { mode: 'bare' },
+  select: { mode: 'select' },
+  gatehouse: { mode: 'gatehouse', real: true },
+  'gatehouse:info': { mode: 'gatehouse', real: true, env: { BENCH_LOG_LEVEL: 'info', BENCH_MEMBERS: '0' } },
+  writer: { mode: 'writer', real: true, env: { BENCH_MEMBERS: '0', BENCH_POSTS: '1' } },
+};
+
+function startServer(target, extraEnv) {
+  const mode = TARGETS[target].mode;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(here, 'server.mjs'), mode], {
       env: { ...env, ...extraEnv },
@@ -104,13 +160,15 @@ function startServer(mode, extraEnv) {
     children.add(child);
     child.once('exit', (code) => {
       children.delete(child);
-      reject(new Error(`${mode} server exited with ${code} before it was ready`));
+      reject(new Error(`${target} server exited with ${code} before it was ready`));
     });
     // The real server may log (warn and above) before its ready line; that line is the JSON with `mode`.
     const lines = createInterface({ input: child.stdout });
     lines.on('line', function ready(line) {
       if (!line.startsWith('{"mode"')) return;
       lines.off('line', ready);
+      // Whatever it logs from now on (every request at log level info) is read and dropped, as a log
+      // collector would take it; the pipe must not fill up and block the server.
       const info = JSON.parse(line);
       resolve({ ...info, child, rssAtStartMb: rssMb(child.pid), url: `http://127.0.0.1:${info.port}` });
     });
@@ -126,9 +184,10 @@ function stopServer(server) {
   });
 }
 
+let scratchDatabases = 0;
 /** A scratch PostgreSQL database for this run, dropped at the end. */
 async function scratchPostgres(url) {
-  const name = `gh_bench_${process.pid}_${Date.now()}`;
+  const name = `gh_bench_${process.pid}_${Date.now()}_${++scratchDatabases}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`create database ${name}`);
@@ -232,6 +291,55 @@ function roundSequence(prepared) {
 
 const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
+/** BENCH_POSTS: the read server's published posts; more than 50 is a scale run (its scenarios only, by default). */
+const POSTS = Number(env.BENCH_POSTS ?? SCALE_REFERENCE_POSTS);
+const SCALE_RUN = POSTS > SCALE_REFERENCE_POSTS;
+
+/** Buyers the writer seeds for the purchase webhooks: enough for 1,500 purchases a second over every run and the first warm-up. */
+const buyersNeeded = () => Number(env.BENCH_BUYERS ?? Math.ceil((settings.rounds * (settings.warmupSeconds + settings.durationSeconds) + Number(env.BENCH_FIRST_WARMUP ?? 3)) * 1500) + 100);
+
+/**
+ * Waits until a real server answers a 404 (no database, no cache) within SETTLED_MS: a run whose requests
+ * each hold the embedded database for long (a page no cache holds, over 100,000 posts) leaves a queue of
+ * them behind when its clients have gone, and the next run must not be measured behind that queue.
+ * Resolves with the milliseconds waited.
+ */
+const SETTLED_MS = 100;
+async function settle(server) {
+  const started = performance.now();
+  while (performance.now() - started < 300_000) {
+    const t0 = performance.now();
+    await fetch(`${server.url}/api/v1/nope`).then((r) => r.arrayBuffer(), () => undefined);
+    if (performance.now() - t0 < SETTLED_MS) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return performance.now() - started;
+}
+
+/** The credentials a real server's scenarios use: from its set-up and a login. */
+async function credentialsOf(server) {
+  return {
+    userId: server.user_id,
+    gatedPostId: server.gated_post_id,
+    posts: server.posts,
+    machineKey: { public_key: server.public_key, secret_key: server.secret_key },
+    staffKey: server.staff_public_key ? { public_key: server.staff_public_key, secret_key: server.staff_secret_key } : undefined,
+    sessionKey: await login(server),
+  };
+}
+
+/** One request as the scenario's load will send it (its `vary` applied), before the load: the wrong status stops the run. */
+async function probe(p, purchase) {
+  const { s, load } = p;
+  const maker = s.vary?.length ? requestMaker(s.vary, { purchase }) : null;
+  const u = new URL(load.url);
+  const req = maker ? maker.next({ method: s.method, path: u.pathname + u.search, headers: load.headers, body: load.body }) : { method: s.method, path: u.pathname + u.search, headers: load.headers, body: load.body };
+  const res = await fetch(u.origin + req.path, { method: req.method, headers: req.headers, body: req.body });
+  const text = await res.text();
+  if (res.status !== s.expect) throw new Error(`${s.name}: expected ${s.expect}, got ${res.status} ${text.slice(0, 300)}`);
+  return maker?.purchases ?? 0;
+}
+
 /** One pass on one database: its own servers (stopped at the end), every scenario, its table and targets. */
 async function measure(database, peer) {
   const only = env.BENCH_ONLY ? new RegExp(env.BENCH_ONLY, 'i') : null;
@@ -242,83 +350,109 @@ async function measure(database, peer) {
         ...allScenarios.filter((s) => s.peer).map((s) => ({ ...s, baseline: peer.cases.find((c) => c.scenario === s.name).name })),
       ]
     : allScenarios;
-  const selected = scenarios.filter((s) => !only || only.test(s.name));
+  // A scale run measures what scale changes (the scenarios marked `scale`), unless BENCH_ONLY says otherwise.
+  const selected = scenarios.filter((s) => (only ? only.test(s.name) : !SCALE_RUN || peer || s.scale));
   // A selected scenario brings its baseline, and that baseline its own.
   const wanted = new Set();
   const byName = new Map(scenarios.map((s) => [s.name, s]));
   for (let s of selected) for (; s && !wanted.has(s.name); s = byName.get(s.baseline)) wanted.add(s.name);
   const plan = scenarios.filter((s) => wanted.has(s.name));
 
-  const databaseUrl = database === 'postgres' ? await scratchPostgres(env.DATABASE_URL) : undefined;
-  // The PGlite pass blanks DATABASE_URL, which the servers would otherwise inherit from this process.
-  const dbEnv = (label) => (databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '', BENCH_DATA_DIR: scratchDir(label) });
+  // Every server has a database of its own (a scratch PostgreSQL database, or a PGlite data directory).
+  const dbEnv = async (label) =>
+    database === 'postgres' ? { DATABASE_URL: await scratchPostgres(env.DATABASE_URL) } : { DATABASE_URL: '', BENCH_DATA_DIR: scratchDir(label.replace(/\W/g, '-')) };
   const servers = {};
-  // One at a time, so that no server's start-up (migrations) competes with another's.
-  const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target}.cpuprofile`) } : {});
+  const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target.replace(/\W/g, '-')}.cpuprofile`) } : {});
   mkdirSync(path.join(here, 'results'), { recursive: true });
   if (peer) servers.peer = { url: '', child: { pid: peer.pid } };
-  for (const target of new Set(plan.map((s) => s.target).filter((t) => t !== 'peer'))) servers[target] = await startServer(target, { ...dbEnv(target), ...profileEnv(target) });
-  const credentials = servers.gatehouse
-    ? {
-        userId: servers.gatehouse.user_id,
-        gatedPostId: servers.gatehouse.gated_post_id,
-        machineKey: { public_key: servers.gatehouse.public_key, secret_key: servers.gatehouse.secret_key },
-        sessionKey: await login(servers.gatehouse),
-      }
-    : {};
+  // One at a time, so that no server's start-up (migrations, seeding) competes with another's.
+  for (const target of new Set(plan.map((s) => s.target).filter((t) => t !== 'peer'))) {
+    const extra = { BENCH_POSTS: String(POSTS), ...(target === 'writer' ? { BENCH_BUYERS: String(buyersNeeded()) } : {}), ...TARGETS[target].env };
+    servers[target] = await startServer(target, { ...(await dbEnv(target)), ...profileEnv(target), ...extra });
+    if (TARGETS[target].real) console.log(`${target}: first start ${fmt(servers[target].start_ms / 1000, 1)} s, seeding ${fmt(servers[target].seed_ms / 1000, 1)} s (${fmt(servers[target].posts)} posts, ${fmt(servers[target].members)} more members${servers[target].buyers ? `, ${fmt(servers[target].buyers.last - servers[target].buyers.first + 1)} buyers` : ''}), RSS ${fmt(servers[target].rssAtStartMb)} MB`);
+  }
+  const real = Object.keys(servers).filter((t) => TARGETS[t]?.real);
+  const credentials = {};
+  for (const t of real) credentials[t] = await credentialsOf(servers[t]);
+  // The writer's buyers: each purchase takes the next unused one.
+  const writer = servers.writer;
+  const purchase = writer ? { buyers: { next: writer.buyers.first, last: writer.buyers.last }, productId: writer.product_id, secret: 'whsec_bench' } : undefined;
 
   const loadBefore = os.loadavg()[0];
   console.log(
     `database: ${database}; rate-limit store: ${env.REDIS_URL ? 'redis' : 'memory'}; ${settings.connections} connections, ` +
-      `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario, ${settings.rounds} rounds (each ratio paired within a round; medians reported); node ${process.version}; ${os.cpus().length} CPUs`,
+      `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per scenario, ${settings.rounds} rounds (each ratio paired within a round; medians reported); node ${process.version}; ${os.cpus().length} CPUs; load average ${fmt(loadBefore, 1)}`,
   );
   const prepared = [];
   for (const s of plan) {
     const server = servers[s.target];
-    const headers = typeof s.headers === 'function' ? s.headers(credentials) : (s.headers ?? {});
-    const urlPath = typeof s.path === 'function' ? s.path(credentials) : s.path;
+    const c = credentials[s.target] ?? {};
+    const headers = typeof s.headers === 'function' ? s.headers(c) : (s.headers ?? {});
+    const urlPath = typeof s.path === 'function' ? s.path(c) : s.path;
+    const p = { s, urlPath, load: { url: server.url + urlPath, method: s.method, headers, body: s.body, vary: s.vary, connections: settings.connections, durationSeconds: settings.durationSeconds } };
     // One request first: a scenario that answers the wrong status measures the wrong thing.
-    const probe = await fetch(server.url + urlPath, { method: s.method, headers });
-    await probe.arrayBuffer();
-    if (probe.status !== s.expect) throw new Error(`${s.name}: expected ${s.expect}, got ${probe.status}`);
-    prepared.push({ s, urlPath, load: { url: server.url + urlPath, method: s.method, headers, connections: settings.connections, durationSeconds: settings.durationSeconds } });
+    const used = await probe(p, purchase);
+    if (purchase) purchase.buyers.next += used;
+    prepared.push(p);
   }
   // Each round runs every compared scenario right after a fresh run of what it is compared with, so a
   // ratio divides two figures taken seconds apart: the machine's speed drifts by a factor of two over a
   // minute here, and a baseline measured half a round earlier would carry that drift into the ratio.
   const sequence = roundSequence(prepared);
-  // The real server's memory: right after its (first) start, idle after the set-up, and its peak under load.
-  const memory = servers.gatehouse ? { startMb: servers.gatehouse.rssAtStartMb } : undefined;
+  // Each real server's memory: right after its (first) start, idle after the set-up, and its peak under load.
+  const memory = {};
+  for (const t of real) memory[t] = { startMb: servers[t].rssAtStartMb };
   const peerMemory = peer?.pid ? { startMb: null } : undefined;
-  if (memory) {
+  if (real.length > 0) {
     await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
-    memory.idleMb = rssMb(servers.gatehouse.child.pid);
+    for (const t of real) memory[t].idleMb = rssMb(servers[t].child.pid);
     if (peerMemory) peerMemory.idleMb = rssMb(peer.pid);
   }
-  const sampler = memory ? sampleRss(servers.gatehouse.child.pid) : undefined;
+  const samplers = Object.fromEntries(real.map((t) => [t, sampleRss(servers[t].child.pid)]));
   const peerSampler = peerMemory ? sampleRss(peer.pid) : undefined;
+  // A fresh server's first seconds under load are not its steady state (the first run of the first
+  // scenario on a new process read a tenth of the same run a minute later: code still being optimised,
+  // the heap still growing): every scenario is loaded once before the rounds, and that run is dropped.
+  const warmUpSeconds = Number(env.BENCH_FIRST_WARMUP ?? 3);
+  if (warmUpSeconds > 0) {
+    console.log(`warm-up: every scenario once for ${warmUpSeconds} s, not counted`);
+    for (const { s, load } of prepared) {
+      const r = await runLoad({ ...load, durationSeconds: warmUpSeconds, warmupSeconds: 0, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
+      if (r.purchases) purchase.buyers.next += r.purchases;
+      if (TARGETS[s.target]?.real) await settle(servers[s.target]);
+    }
+  }
   const runs = new Map(plan.map((s) => [s.name, []]));
   const pairedRatios = new Map(prepared.filter(({ s }) => s.baseline).map(({ s }) => [s.name, []]));
+  let shortOfBuyers = 0;
   for (let round = 1; round <= settings.rounds; round++) {
-    console.log(`round ${round}/${settings.rounds}`);
+    console.log(`round ${round}/${settings.rounds} (load average ${fmt(os.loadavg()[0], 1)})`);
     const latest = new Map();
     for (const { s, load } of sequence) {
       // Warm up before every run: the previous scenario may have been another server.
-      sampler?.active(s.target === 'gatehouse');
+      for (const t of real) samplers[t].active(s.target === t);
       peerSampler?.active(s.target === 'peer');
-      const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds });
-      sampler?.active(false);
+      const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
+      for (const t of real) samplers[t].active(false);
       peerSampler?.active(false);
+      if (TARGETS[s.target]?.real) {
+        const waited = await settle(servers[s.target]);
+        if (waited > 1000) console.log(`  (the server took ${fmt(waited / 1000, 1)} s to work off the requests left queued)`);
+      }
+      if (r.purchases) purchase.buyers.next += r.purchases;
+      shortOfBuyers += r.shortOf;
+      r.errors += r.shortOf;
       runs.get(s.name).push(r);
       latest.set(s.name, r);
       const base = s.baseline ? latest.get(s.baseline) : undefined;
       if (base) pairedRatios.get(s.name).push(r.requestsPerSecond / base.requestsPerSecond);
-      console.log(`  ${s.name.padEnd(38)} ${fmt(r.requestsPerSecond).padStart(8)} req/s${base ? `  ratio ${fmt(r.requestsPerSecond / base.requestsPerSecond, 2)}` : ''}`);
+      console.log(`  ${s.name.padEnd(50)} ${fmt(r.requestsPerSecond).padStart(8)} req/s${base ? `  ratio ${fmt(r.requestsPerSecond / base.requestsPerSecond, 2)}` : ''}`);
     }
   }
-  if (memory) {
-    memory.loadPeakMb = sampler.stop();
-    memory.afterMb = rssMb(servers.gatehouse.child.pid);
+  if (shortOfBuyers > 0) console.log(`the writer ran out of buyers: ${shortOfBuyers} purchase requests reused an empty body (counted as bad); raise BENCH_BUYERS`);
+  for (const t of real) {
+    memory[t].loadPeakMb = samplers[t].stop();
+    memory[t].afterMb = rssMb(servers[t].child.pid);
   }
   if (peerMemory) {
     peerMemory.loadPeakMb = peerSampler.stop();
@@ -377,30 +511,66 @@ async function measure(database, peer) {
     );
   }
 
-  // The tail, per scenario of the real server: p99 of the median run against its p50, and requests over
+  // At scale: each scale scenario's ratio against its ratio in the last 50-post run on this database.
+  const scale = SCALE_RUN ? scaleComparison(database, results) : null;
+
+  // The tail, per scenario of a real server: p99 of the median run against its p50, and requests over
   // 1 s summed over all rounds.
   const tails = [];
-  for (const r of results.filter((x) => x.target === 'gatehouse')) {
+  for (const r of results.filter((x) => TARGETS[x.target]?.real)) {
     const ratio = r.latencyMs.p50 > 0 ? r.latencyMs.p99 / r.latencyMs.p50 : null;
     const met = ratio !== null && ratio < TAIL_P99_OVER_P50 && r.overOneSecond === 0;
     tails.push({ scenario: r.name, p50: r.latencyMs.p50, p99: r.latencyMs.p99, p99OverP50: ratio, overOneSecond: r.overOneSecond, met });
     console.log(`  ${met ? 'met    ' : 'MISSED '} tail of ${r.name}: p99 ${fmt(r.latencyMs.p99)} ms = ${ratio === null ? '-' : fmt(ratio, 1)}× p50 (under ${TAIL_P99_OVER_P50}×), ${fmt(r.overOneSecond)} over 1 s (none)`);
   }
-  if (memory) {
-    const worst = Math.max(memory.startMb, memory.idleMb, memory.loadPeakMb ?? 0);
+  for (const t of real) {
+    const m = memory[t];
+    const worst = Math.max(m.startMb, m.idleMb, m.loadPeakMb ?? 0);
+    m.met = worst < RSS_LIMIT_MB;
     console.log(
-      `  ${database === 'pglite' ? (worst < RSS_LIMIT_MB ? 'met     ' : 'MISSED  ') : ''}server RSS: ${fmt(memory.startMb)} MB at start, ${fmt(memory.idleMb)} MB idle, ` +
-        `${fmt(memory.loadPeakMb)} MB peak under load, ${fmt(memory.afterMb)} MB after${database === 'pglite' ? ` (under ${RSS_LIMIT_MB} MB at every point on PGlite)` : ''}`,
+      `  ${database === 'pglite' ? (m.met ? 'met     ' : 'MISSED  ') : ''}${t} server RSS: ${fmt(m.startMb)} MB at start, ${fmt(m.idleMb)} MB idle, ` +
+        `${fmt(m.loadPeakMb)} MB peak under load, ${fmt(m.afterMb)} MB after${database === 'pglite' ? ` (under ${RSS_LIMIT_MB} MB at every point on PGlite)` : ''}`,
     );
   }
   if (peerMemory) console.log(`          peer RSS: ${fmt(peerMemory.idleMb)} MB idle, ${fmt(peerMemory.loadPeakMb)} MB peak under load, ${fmt(peerMemory.afterMb)} MB after`);
+  const startUp = Object.fromEntries(real.map((t) => [t, { firstStartMs: servers[t].start_ms, seedMs: servers[t].seed_ms, posts: servers[t].posts, members: servers[t].members }]));
 
   // Other work on the machine moves every number; say how busy it was.
   const loadAfter = os.loadavg()[0];
   console.log(`\nmachine load average (1 min): ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after, on ${os.cpus().length} CPUs`);
   // This database's servers leave before the next pass, so that they do not compete with its servers.
   await Promise.all(Object.values(servers).map((server) => stopServer(server)));
-  return { database, loadAverage: { before: loadBefore, after: loadAfter }, results, goals: goalResults, tails, memory: memory ?? null, peerMemory: peerMemory ?? null };
+  const pass = { database, posts: POSTS, at: new Date().toISOString(), loadAverage: { before: loadBefore, after: loadAfter }, startUp, results, goals: goalResults, scale, tails, memory, peerMemory: peerMemory ?? null };
+  // The ratios of this database and post count, for a later scale run to compare with.
+  if (!peer && !only) writeFileSync(path.join(here, 'results', `${database}-posts-${POSTS}.json`), `${JSON.stringify(pass, null, 2)}\n`);
+  return pass;
+}
+
+/**
+ * A scale run's scenarios against the same scenarios in the last full 50-post run on the same database
+ * (bench/results/<database>-posts-50.json): each keeps at least SCALE_KEEPS of its ratio there.
+ */
+function scaleComparison(database, results) {
+  const file = path.join(here, 'results', `${database}-posts-${SCALE_REFERENCE_POSTS}.json`);
+  let reference;
+  try {
+    reference = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    console.log(`  (no ${path.relative(process.cwd(), file)}: run the ${SCALE_REFERENCE_POSTS}-post bench on ${database} first to compare this scale run with it)`);
+    return null;
+  }
+  const before = new Map(reference.results.map((r) => [r.name, r]));
+  const out = [];
+  console.log(`  at ${fmt(POSTS)} posts against the ${SCALE_REFERENCE_POSTS}-post run of ${reference.at} (load ${fmt(reference.loadAverage.before, 1)}):`);
+  for (const r of results) {
+    const old = before.get(r.name);
+    if (!allScenarios.find((s) => s.name === r.name)?.scale || !old?.ratioToBaseline || r.ratioToBaseline === null) continue;
+    const keeps = r.ratioToBaseline / old.ratioToBaseline;
+    const met = keeps >= SCALE_KEEPS;
+    out.push({ scenario: r.name, ratio: r.ratioToBaseline, referenceRatio: old.ratioToBaseline, keeps, met });
+    console.log(`  ${met ? 'met    ' : 'MISSED '} ${r.name} keeps ${fmt(keeps * 100, 0)}% of its ${SCALE_REFERENCE_POSTS}-post ratio (${fmt(r.ratioToBaseline, 2)} against ${fmt(old.ratioToBaseline, 2)}; at least ${fmt(SCALE_KEEPS * 100, 0)}%)`);
+  }
+  return { referenceAt: reference.at, keepsAtLeast: SCALE_KEEPS, scenarios: out };
 }
 
 /** PGlite always, then PostgreSQL when DATABASE_URL is set (BENCH_DATABASES=pglite|postgres picks one). */

@@ -3,9 +3,14 @@
 // ({"port": N, ...}) once it is ready, then serves until SIGTERM.
 //
 //   node bench/server.mjs gatehouse   the real server from dist/ (startServer), with a member, a machine key,
-//                                     a tier, posts and generous limits
+//                                     a tier, posts and generous limits (BENCH_MEMBERS more members)
+//   node bench/server.mjs writer      the same server for the write scenarios, in its own database (its rows
+//                                     never reach the reads): also a staff member with a machine key, the
+//                                     store switched on with a product granting a tier, and BENCH_BUYERS
+//                                     members for the purchase webhooks (one per request)
 //   node bench/server.mjs bare        baseline: bare Fastify answering a constant JSON object
-//   node bench/server.mjs select      baseline: bare Fastify doing one primary-key SELECT per request
+//   node bench/server.mjs select      baselines: bare Fastify doing one primary-key SELECT per request
+//                                     (GET /item/:id), or one INSERT (POST /item, a JSON body)
 //
 // Database: DATABASE_URL when set (run.mjs points it at a scratch database), else PGlite in BENCH_DATA_DIR.
 // BENCH_CPU_PROFILE=file: profile the CPU from the moment the server is ready until it stops, and write a
@@ -19,6 +24,8 @@ import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
 import { startServer } from '../dist/boot/server.js';
+import { createTier } from '../dist/tiers/tiers.js';
+import { systemClock } from '../dist/lib/clock.js';
 
 const mode = process.argv[2];
 const host = '127.0.0.1';
@@ -29,19 +36,27 @@ function databaseOptions(config) {
   return { dataDir: process.env.BENCH_DATA_DIR };
 }
 
+/** The card processor's webhook signing secret in the writer server (bench/load.mjs signs with it). */
+export const CARD_WEBHOOK_SECRET = 'whsec_bench';
+
 /**
  * The server as `npm start` runs it (startServer: first start creating the embedded database, socket
  * server, scheduler, settings reload, request log), on a free port, with the log at warn (BENCH_LOG_LEVEL).
  * Data: a tierless member (permission 0, no tier) with a machine key, one tier of level 1, BENCH_POSTS
- * published posts (30), and one more gated to the tier.
+ * published posts (50) and one more gated to the tier, and BENCH_MEMBERS more members (0).
+ * `writer`: also a staff member (permission 5) with a machine key, the store on with a product that grants
+ * a tier, and BENCH_BUYERS members (ids in one range) for the purchase webhooks.
  */
-async function gatehouse() {
+async function gatehouse(role = 'reader') {
   if (!process.env.DATABASE_URL && !process.env.BENCH_DATA_DIR) throw new Error('BENCH_DATA_DIR is required without DATABASE_URL');
   const env = { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: process.env.BENCH_DATA_DIR }) };
   const config = { ...loadConfig(env), host, port: 0 };
+  const startedAt = performance.now();
   const server = await startServer(config);
+  const startMs = performance.now() - startedAt;
   const { services } = server;
   const db = services.db;
+  const seededAt = performance.now();
   await services.settings.set('api_require_https', false);
   for (const name of ['api_rate_limit_requests', 'api_auth_rate_limit_requests', 'api_session_rate_limit_requests']) await services.settings.set(name, 1_000_000_000);
   const email = 'bench@example.com';
@@ -49,21 +64,73 @@ async function gatehouse() {
   const now = new Date();
   const userId = await createUser(db, { email, password, permission: 0, firstName: 'Bench', now });
   const key = await createMachineKey(db, { userId, permission: 4, now });
-  const posts = Number(process.env.BENCH_POSTS ?? 30);
+  const posts = Number(process.env.BENCH_POSTS ?? 50);
   // Posts for the CRUD read scenarios: published, ungated, with a realistic body; post 1 is the public one.
-  await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_create_time, pst_update_time)
-    select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(1, ${posts}) g`.execute(db);
+  // In batches (one statement for 100,000 rows grew the embedded database's memory for good). Each is
+  // marked as announced (post.published written long ago), as on a site that grew to this size: else the
+  // publication task would spend the run writing an event for every one of them.
+  for (let from = 1; from <= posts; from += SEED_BATCH) {
+    const to = Math.min(posts, from + SEED_BATCH - 1);
+    await sql`with made as (
+        insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_create_time, pst_update_time)
+        select ${userId}, 'Post ' || g, repeat('Lorem ipsum dolor sit amet. ', 40), true, now(), now(), now() from generate_series(${from}::int, ${to}::int) g
+        returning pst_post_id, pst_published_time)
+      insert into ppe_post_publication_events (ppe_pst_post_id, ppe_published_time, ppe_create_time) select pst_post_id, pst_published_time, now() from made`.execute(db);
+  }
   const group = await sql`insert into grp_groups (grp_name, grp_category) values ('Supporters', 'subscription_tier') returning grp_group_id`.execute(db);
   await sql`insert into sbt_subscription_tiers (sbt_grp_group_id, sbt_tier_level, sbt_name, sbt_display_name) values (${group.rows[0].grp_group_id}, 1, 'supporters', 'Supporters')`.execute(db);
   const gated = await sql`insert into pst_posts (pst_usr_user_id, pst_title, pst_body, pst_is_published, pst_published_time, pst_tier_min_level, pst_create_time, pst_update_time)
     values (${userId}, 'Gated post', ${'Lorem ipsum dolor sit amet. '.repeat(40)}, true, now(), 1, now(), now()) returning pst_post_id`.execute(db);
+  const members = Number(process.env.BENCH_MEMBERS ?? 0);
+  if (members > 0) await insertMembers(db, 'member', members);
+  const info = { email, password, user_id: userId, public_key: key.publicKey, secret_key: key.secretKey, gated_post_id: Number(gated.rows[0].pst_post_id), posts, members };
+  if (role === 'writer') Object.assign(info, await writerData(services, now));
+  // PostgreSQL: the planner's statistics after the bulk inserts, as autovacuum would have them on a live
+  // site. The embedded database runs no autovacuum, so it is left as a PGlite site would be.
+  if (process.env.DATABASE_URL) await sql`analyze`.execute(db);
+  info.seed_ms = Math.round(performance.now() - seededAt);
+  info.start_ms = Math.round(startMs);
   return {
     app: server.app,
     close: async () => {
       if (!(await server.close())) throw new Error('the server did not stop cleanly');
     },
-    info: { email, password, user_id: userId, public_key: key.publicKey, secret_key: key.secretKey, gated_post_id: Number(gated.rows[0].pst_post_id) },
+    info,
   };
+}
+
+/** Rows per seeding statement. */
+const SEED_BATCH = 10_000;
+
+/** `count` members without a password (as an import makes them), in batches; their ids, lowest and highest. */
+async function insertMembers(db, prefix, count) {
+  let first = Infinity;
+  let last = -Infinity;
+  for (let from = 1; from <= count; from += SEED_BATCH) {
+    const to = Math.min(count, from + SEED_BATCH - 1);
+    const r = await sql`with made as (
+        insert into usr_users (usr_email, usr_first_name, usr_last_name, usr_permission, usr_is_activated, usr_create_time, usr_update_time)
+        select ${prefix} || g || '@example.com', 'Member', 'No. ' || g, 0, true, now(), now() from generate_series(${from}::int, ${to}::int) g
+        returning usr_user_id)
+      select min(usr_user_id) as first, max(usr_user_id) as last from made`.execute(db);
+    first = Math.min(first, Number(r.rows[0].first));
+    last = Math.max(last, Number(r.rows[0].last));
+  }
+  if (last - first + 1 !== count) throw new Error(`${prefix} ids are not one range (${first} to ${last} for ${count})`);
+  return { first, last };
+}
+
+/** The writer's extra data: a staff member with a machine key, the store and a product, the buyers. */
+async function writerData(services, now) {
+  const db = services.db;
+  for (const [k, v] of Object.entries({ products_active: true, subscriptions_active: true, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) await services.settings.set(k, v);
+  const staffId = await createUser(db, { email: 'staff@example.com', password: 'bench-password-2', permission: 5, firstName: 'Staff', now });
+  const staffKey = await createMachineKey(db, { userId: staffId, permission: 4, now });
+  const ctx = { db, clock: systemClock, registry: services.tiers.registry, createdBy: null };
+  const tierId = await createTier(ctx, { sbt_name: 'benchpaid', sbt_display_name: 'Paid', sbt_tier_level: 20, sbt_features: {}, sbt_is_active: true });
+  const product = await db.insertInto('pro_products').values({ pro_name: 'Bench', pro_link: 'bench', pro_is_active: true, pro_sbt_subscription_tier_id: tierId, pro_price: 1500, pro_card_price_id: 'price_bench' }).returning('pro_product_id').executeTakeFirstOrThrow();
+  const buyers = await insertMembers(db, 'buyer', Number(process.env.BENCH_BUYERS ?? 20000));
+  return { staff_public_key: staffKey.publicKey, staff_secret_key: staffKey.secretKey, product_id: Number(product.pro_product_id), buyers };
 }
 
 async function bare() {
@@ -79,10 +146,16 @@ async function select() {
   const db = database.db;
   await sql`create table if not exists bench_items (id int4 primary key, name text not null, created timestamp not null)`.execute(db);
   await sql`insert into bench_items select g, 'item ' || g, now() from generate_series(1, 1000) g on conflict do nothing`.execute(db);
+  await sql`create table if not exists bench_writes (id serial primary key, name text not null, created timestamp not null)`.execute(db);
   const app = Fastify({ logger: false });
   app.get('/item/:id', async (request, reply) => {
     const row = await db.selectFrom('bench_items').selectAll().where('id', '=', Number(request.params.id)).executeTakeFirst();
     if (!row) return reply.code(404).send({ error: 'not found' });
+    return { api_version: '1.0', success_message: '', data: row };
+  });
+  // The write baseline: one INSERT of the JSON body's name, answering the new row.
+  app.post('/item', async (request) => {
+    const row = await db.insertInto('bench_writes').values({ name: String(request.body?.name ?? ''), created: new Date() }).returning(['id', 'name', 'created']).executeTakeFirstOrThrow();
     return { api_version: '1.0', success_message: '', data: row };
   });
   await app.listen({ host, port: 0 });
@@ -93,7 +166,7 @@ async function select() {
   return { app, close, info: {} };
 }
 
-const targets = { gatehouse, bare, select };
+const targets = { gatehouse: () => gatehouse('reader'), writer: () => gatehouse('writer'), bare, select };
 if (!targets[mode]) {
   console.error(`usage: node bench/server.mjs ${Object.keys(targets).join('|')}`);
   process.exit(2);

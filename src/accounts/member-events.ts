@@ -45,10 +45,11 @@ export async function recordMemberCreated(trx: Kysely<DB>, clock: Clock, userId:
 /**
  * member.updated when a member field changed: the fields as they are now, the keys that changed, and
  * `previous` holding their old values. `before` is the row before the change (at least MEMBER_COLUMNS);
- * the row after is read in the transaction. Nothing is written when no member field changed.
+ * the row after is read in the transaction, unless the caller has it as its update returned it (`written`,
+ * at least MEMBER_COLUMNS). Nothing is written when no member field changed.
  */
-export async function recordMemberUpdated(trx: Kysely<DB>, clock: Clock, userId: number, before: UserRow): Promise<void> {
-  const after = await readMember(trx, userId);
+export async function recordMemberUpdated(trx: Kysely<DB>, clock: Clock, userId: number, before: UserRow, written?: UserRow): Promise<void> {
+  const after = written ?? (await readMember(trx, userId));
   if (!after) return;
   const previous: Record<string, unknown> = {};
   for (const col of MEMBER_COLUMNS) {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatTimestamp } from '../lib/time.js';
-import { recordEvent } from '../outbound/events.js';
+import { newEventId, recordEvent } from '../outbound/events.js';
 import type { TaskDefinition } from '../tasks/scheduler.js';
 
 interface PostRow {
@@ -28,36 +28,48 @@ const isPublishedAt = (p: PostRow, now: Date) =>
  * marker row (ppe_post_publication_events) is the once, whoever gets there first (a CRUD write or the
  * scheduled task on any node); the other finds it and writes nothing. A post taken out of publication
  * (unpublished, or its publish time moved into the future) loses its marker, so its next publication is
- * a new event. Returns whether the event was written.
+ * a new event. `row` is the post as this transaction wrote it, when the caller has it (a create): it is
+ * then not read again. The marker names its event from the start (the event's id is chosen first), so
+ * nothing is written back to it. Returns whether the event was written.
  */
-export async function recordPostPublication(trx: Kysely<DB>, clock: Clock, postId: number): Promise<boolean> {
-  const res = await sql<PostRow>`
-    select pst_post_id, pst_title, pst_link, pst_usr_user_id, pst_is_published, pst_published_time, pst_tier_min_level, pst_delete_time
-    from pst_posts where pst_post_id = ${postId}`.execute(trx);
-  const post = res.rows[0];
+export async function recordPostPublication(trx: Kysely<DB>, clock: Clock, postId: number, row?: Record<string, unknown>): Promise<boolean> {
+  const post = row ? (row as unknown as PostRow) : await readPost(trx, postId);
   if (!post || post.pst_delete_time !== null) return false;
   const now = clock.now();
   if (!isPublishedAt(post, now)) {
     await trx.deleteFrom('ppe_post_publication_events').where('ppe_pst_post_id', '=', postId).execute();
     return false;
   }
+  const eventId = newEventId();
   const marked = await trx
     .insertInto('ppe_post_publication_events')
-    .values({ ppe_pst_post_id: postId, ppe_published_time: post.pst_published_time, ppe_create_time: now })
+    .values({ ppe_pst_post_id: postId, ppe_published_time: post.pst_published_time, ppe_create_time: now, ppe_obe_uid: eventId })
     .onConflict((oc) => oc.column('ppe_pst_post_id').doNothing())
     .returning('ppe_pst_post_id')
     .executeTakeFirst();
   if (!marked) return false;
-  const event = await recordEvent(trx, clock, 'post.published', {
-    post_id: Number(post.pst_post_id),
-    title: post.pst_title,
-    link: post.pst_link,
-    author_user_id: post.pst_usr_user_id === null ? null : Number(post.pst_usr_user_id),
-    published_time: formatTimestamp(post.pst_published_time ?? now),
-    tier_min_level: post.pst_tier_min_level === null ? null : Number(post.pst_tier_min_level),
-  });
-  await trx.updateTable('ppe_post_publication_events').set({ ppe_obe_uid: event.id }).where('ppe_pst_post_id', '=', postId).execute();
+  await recordEvent(
+    trx,
+    clock,
+    'post.published',
+    {
+      post_id: Number(post.pst_post_id),
+      title: post.pst_title,
+      link: post.pst_link,
+      author_user_id: post.pst_usr_user_id === null ? null : Number(post.pst_usr_user_id),
+      published_time: formatTimestamp(post.pst_published_time ?? now),
+      tier_min_level: post.pst_tier_min_level === null ? null : Number(post.pst_tier_min_level),
+    },
+    { id: eventId },
+  );
   return true;
+}
+
+async function readPost(trx: Kysely<DB>, postId: number): Promise<PostRow | undefined> {
+  const res = await sql<PostRow>`
+    select pst_post_id, pst_title, pst_link, pst_usr_user_id, pst_is_published, pst_published_time, pst_tier_min_level, pst_delete_time
+    from pst_posts where pst_post_id = ${postId}`.execute(trx);
+  return res.rows[0];
 }
 
 /** Writes post.published for every post whose publish time has passed without its event, each in its own transaction. */

@@ -33,7 +33,8 @@ export const Post = defineModel({
   gate: { minLevel: 'pst_tier_min_level', publicAfterHours: 'pst_tier_public_after_hours', publishedTime: 'pst_published_time', body: ['pst_body'] },
   filters: { max_visible_tier_level: maxVisibleTierLevel('pst_tier_min_level') },
   // post.published when a write makes the post visible to readers (a later publish time: the task's).
-  afterWrite: async ({ op, id }, ctx) => {
-    if (op !== 'delete') await recordPostPublication(ctx.trx, ctx.clock, id);
+  // A create's `after` is the row as the insert returned it, so it is not read again.
+  afterWrite: async ({ op, id, after }, ctx) => {
+    if (op !== 'delete') await recordPostPublication(ctx.trx, ctx.clock, id, op === 'create' ? after : undefined);
   },
 });

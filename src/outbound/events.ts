@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { formatTimestamp } from '../lib/time.js';
 import { MAX_EVENT_DATA_BYTES, OUTBOUND_API_VERSION, isOutboundEventType, type OutboundEvent, type OutboundEventType, type RecordedEvent } from './catalogue.js';
 import { fanOutEmails } from './emails/fanout.js';
-import { fanOutWebhooks } from './webhooks/fanout.js';
+import { insertEventWithDeliveries } from './webhooks/fanout.js';
 
 export * from './catalogue.js';
 
@@ -19,29 +19,26 @@ export function newEventId(): string {
 /**
  * Writes an event in the caller's transaction, and in that same transaction what it fans out to (a
  * delivery per matching webhook endpoint, the member emails its type sends). When the change rolls back,
- * so does the event and everything it would have sent.
+ * so does the event and everything it would have sent. `opts.id`: the event's id, when the caller chose it
+ * beforehand (newEventId) to store it with its own row.
  */
 export async function recordEvent(
   trx: Kysely<DB>,
   clock: Clock,
   type: OutboundEventType,
   data: Record<string, unknown>,
-  opts: { userId?: number | null } = {},
+  opts: { userId?: number | null; id?: string } = {},
 ): Promise<RecordedEvent> {
   if (!trx.isTransaction) throw new OutboundEventError(`event ${type}: written outside the change's transaction`);
   if (!isOutboundEventType(type)) throw new OutboundEventError(`event ${String(type)}: not in the catalogue`);
   const size = Buffer.byteLength(JSON.stringify(data));
   if (size > MAX_EVENT_DATA_BYTES) throw new OutboundEventError(`event ${type}: data is ${size} bytes, over ${MAX_EVENT_DATA_BYTES}`);
   const now = clock.now();
-  const event: OutboundEvent = { id: newEventId(), type, timestamp: formatTimestamp(now), api_version: OUTBOUND_API_VERSION, data };
+  const event: OutboundEvent = { id: opts.id ?? newEventId(), type, timestamp: formatTimestamp(now), api_version: OUTBOUND_API_VERSION, data };
   const userId = opts.userId ?? null;
-  const row = await trx
-    .insertInto('obe_outbound_events')
-    .values({ obe_uid: event.id, obe_type: type, obe_usr_user_id: userId, obe_payload: JSON.stringify(event), obe_create_time: now })
-    .returning('obe_outbound_event_id')
-    .executeTakeFirstOrThrow();
-  const recorded: RecordedEvent = { ...event, rowId: Number(row.obe_outbound_event_id), userId };
-  await fanOutWebhooks(trx, clock, recorded);
+  // The row and its webhook deliveries in one statement.
+  const rowId = await insertEventWithDeliveries(trx, clock, { uid: event.id, type, userId, payload: JSON.stringify(event), now });
+  const recorded: RecordedEvent = { ...event, rowId, userId };
   await fanOutEmails(trx, clock, recorded);
   return recorded;
 }

@@ -223,6 +223,10 @@ describe('posts', () => {
     expect(events.map((e) => e.type)).toEqual(['post.published']);
     expect(events[0]).toMatchObject({ userId: null });
     expect(events[0]!.data).toEqual({ post_id: p.id, title: 'Hello', link: 'hello', author_user_id: p.author, published_time: '2026-03-01 12:00:00', tier_min_level: 10 });
+    // The publication marker names its event (written with the marker, not after it).
+    const marker = await t.services.db.selectFrom('ppe_post_publication_events').select('ppe_obe_uid').where('ppe_pst_post_id', '=', p.id).executeTakeFirstOrThrow();
+    expect(marker.ppe_obe_uid).toBe(events[0]!.id);
+    expect(await t.services.db.selectFrom('obe_outbound_events').select('obe_type').where('obe_uid', '=', marker.ppe_obe_uid!).executeTakeFirstOrThrow()).toEqual({ obe_type: 'post.published' });
 
     mark = await eventMark(t);
     const draft = await createPost('pst_title=Draft&pst_is_published=false');

@@ -242,6 +242,37 @@ describe(`read caches after a write ${onPostgres ? 'through another node on one 
     }
   });
 
+  it('lists a scheduled post on pages no cache holds (a filter value never asked before) from the first request after its publish time, and after a write', async () => {
+    const HOUR = 3600_000;
+    const start = t.clock.nowMs();
+    let level = 1000;
+    // Each request a filter value no listing has seen: only the time edge (shared by the model's listings) can come from memory.
+    const freshPage = async () => {
+      const res = await get(`Posts?numperpage=1000&sort=pst_post_id&sdirection=DESC&max_visible_tier_level=${level++}`, member.headers);
+      expect(res.statusCode).toBe(200);
+      return (res.json.data as Array<{ pst_post_id: number }>).map((r) => r.pst_post_id);
+    };
+    try {
+      const scheduled = await insertPost({ pst_title: 'scheduled, fresh pages', pst_published_time: new Date(start + 5 * HOUR) });
+      expect(await freshPage()).not.toContain(scheduled);
+      t.clock.set(new Date(start + 5 * HOUR - 1));
+      expect(await freshPage()).not.toContain(scheduled);
+      t.clock.set(new Date(start + 5 * HOUR));
+      expect(await freshPage()).toContain(scheduled);
+      // Back before it: a time edge read later is not used for an earlier time.
+      t.clock.set(new Date(start + 5 * HOUR - 1));
+      expect(await freshPage()).not.toContain(scheduled);
+      // A post scheduled sooner, written elsewhere: the table changed, so the shared edge is read again.
+      const sooner = await insertPost({ pst_title: 'scheduled sooner', pst_published_time: new Date(start + 5 * HOUR + 1000) });
+      t.clock.set(new Date(start + 5 * HOUR));
+      expect(await freshPage()).not.toContain(sooner);
+      t.clock.set(new Date(start + 5 * HOUR + 1000));
+      expect(await freshPage()).toEqual(expect.arrayContaining([scheduled, sooner]));
+    } finally {
+      t.clock.set(new Date(start));
+    }
+  });
+
   it("shows a tier renamed elsewhere in a gated post's tier_access from the next request", async () => {
     const tier = await createTier(t, { level: 41, displayName: 'Gold' });
     const id = await create('Post', { pst_title: 'gated', pst_is_published: 'true', pst_body: 'secret body', pst_tier_min_level: '41' });

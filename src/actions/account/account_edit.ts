@@ -62,8 +62,10 @@ export default defineAction({
     if (input.usr_timezone && !TIMEZONES.has(input.usr_timezone)) errors.usr_timezone = 'is not a known time zone';
     if (input.usr_date_of_birth && input.usr_date_of_birth > formatTimestamp(now).slice(0, 10)) errors.usr_date_of_birth = 'must not be in the future';
     if (input.usr_gender === 'self_describe' && !input.gender_self_describe) errors.gender_self_describe = 'is required when describing yourself';
-    const current = await db.selectFrom('usr_users').select(['usr_email']).where('usr_user_id', '=', me.usr_user_id).executeTakeFirstOrThrow();
-    const emailChanged = input.usr_email.toLowerCase() !== current.usr_email.toLowerCase();
+    // The member's row as it is, once: the address to compare with, and member.updated's `before`.
+    const before = await memberBefore(db, me.usr_user_id);
+    if (typeof before.usr_email !== 'string') throw new Error(`account_edit: user ${me.usr_user_id} has no row`);
+    const emailChanged = input.usr_email.toLowerCase() !== before.usr_email.toLowerCase();
     if (emailChanged) {
       const taken = await db
         .selectFrom('usr_users')
@@ -75,7 +77,6 @@ export default defineAction({
       if (taken) errors.usr_email = 'is already used by another account';
     }
     if (Object.keys(errors).length > 0) throw validationError(errors);
-    const before = await memberBefore(db, me.usr_user_id);
 
     // The check above can race another account taking the address; the unique index has the last word.
     const updated = await db
@@ -99,7 +100,7 @@ export default defineAction({
         if (isUniqueViolation(e)) throw validationError({ usr_email: 'is already used by another account' });
         throw e;
       });
-    await recordMemberUpdated(db, clock, me.usr_user_id, before);
+    await recordMemberUpdated(db, clock, me.usr_user_id, before, updated);
     return { data: { user: profile(updated) }, message: 'Your profile has been saved.' };
   },
   form: ({ user }) => {

@@ -110,8 +110,8 @@ function sendStored(reply: FastifyReply, status: number, body: string, replayed:
  * POST /action/{name}, in the contract's order. Each stage is one function below; the order is here:
  *
  *   resolve (404, then requires_setting 403, before authentication) → admit (the auth contract)
- *   → read the body → look up the Idempotency-Key (replay or 409, before validation) → validate
- *   → claim the key → guards and run (in one transaction for a mutating action; the answer is kept under
+ *   → read the body → claim the Idempotency-Key (replay or 409, before validation) → validate (invalid
+ *   input gives the claim back) → guards and run (in one transaction for a mutating action; the answer is kept under
  *   the key) → after-commit effects (session data, sign-in, mail) → answer.
  */
 export async function dispatchAction(services: Services, request: FastifyRequest, reply: FastifyReply, name: string): Promise<FastifyReply> {
@@ -122,11 +122,9 @@ export async function dispatchAction(services: Services, request: FastifyRequest
   const raw = await readRequest(request, action);
   const store = new IdempotencyStore(services.db, services.clock);
   const claim = keyClaimOf(request, principal, name, raw);
-  const seen = claim ? await lookUpKey(store, claim) : null;
-  if (claim && seen) return replayStored(services, request, reply, principal, claim, seen);
-  const input = validate(action, raw);
   const claimed = claim ? await claimKey(store, claim, name) : null;
   if (claim && claimed?.kind === 'replay') return replayStored(services, request, reply, principal, claim, claimed.response);
+  const input = await validatedOrReleased(action, raw, store, claimed?.kind === 'claimed' ? claimed.id : null);
   const call = await openCall(services, request, action, principal, raw, input);
   const outcome = await runAndKeep(services, action, call, store, claim, claimed?.kind === 'claimed' ? claimed.id : null);
   if (outcome.refused) return sendStored(reply, outcome.status, outcome.text, false);
@@ -163,14 +161,6 @@ function keyClaimOf(request: FastifyRequest, principal: Principal | null, name: 
   return { scope, keyHash: IdempotencyStore.hashKey(key), fingerprint: requestFingerprint(name, files.length > 0 ? { body: raw.body, attachments: files } : raw.body) };
 }
 
-/** A stored answer to replay, null to go on, or the 409; decided before input validation. */
-async function lookUpKey(store: IdempotencyStore, claim: KeyClaim): Promise<StoredResponse | null> {
-  const seen = await store.inspect(claim.scope, claim.keyHash, claim.fingerprint);
-  if (seen.kind === 'replay') return seen.response;
-  if (seen.kind === 'reused' || seen.kind === 'executing') throw refuse(seen);
-  return null;
-}
-
 /** The body's text (no NUL) and the coerced input, or 422 ValidationError. */
 function validate(action: Action, raw: RawRequest): Record<string, unknown> {
   const nul = nulFieldOf(raw.body) ?? (raw.attachments.some((a) => nulFieldOf([a.filename, a.mimetype]) !== null) ? 'attachments' : null);
@@ -180,7 +170,21 @@ function validate(action: Action, raw: RawRequest): Record<string, unknown> {
   return input.values;
 }
 
-/** Claims the key for this run: the claim's id, a stored answer that appeared meanwhile, or the 409. */
+/** The validated input; input that fails validation claims no key (the claim is given back), so the client may correct it and retry under the same key. */
+async function validatedOrReleased(action: Action, raw: RawRequest, store: IdempotencyStore, claimId: number | null): Promise<Record<string, unknown>> {
+  try {
+    return validate(action, raw);
+  } catch (e) {
+    if (claimId !== null) await store.release(claimId);
+    throw e;
+  }
+}
+
+/**
+ * Claims the key for this run, before input validation: the claim's id, a stored answer to replay, or the
+ * 409. The claim's insert is also the look-up (one statement for a new key, where a read before validation
+ * and the insert after it were two); input that fails validation gives the claim back (see dispatchAction).
+ */
 async function claimKey(store: IdempotencyStore, claim: KeyClaim, name: string): Promise<{ kind: 'claimed'; id: number } | { kind: 'replay'; response: StoredResponse } | null> {
   const outcome = await store.claim(claim.scope, claim.keyHash, claim.fingerprint, name);
   if (outcome.kind === 'replay') return { kind: 'replay', response: outcome.response };

@@ -213,7 +213,7 @@ async function listedPage(
   listings: ReadCache<string, ListedPage> | undefined,
 ): Promise<ListedPage> {
   const uses = query.uses(db, values);
-  const read = () => readListedPage(db, model, shape, values, query, uses);
+  const read = () => readListedPage(db, model, shape, values, query, uses, listings);
   if (!listings || (uses.has('now') && !model.viewableTimes)) return read();
   const statement = statementValues(values) as Record<string, unknown>;
   const used = [...uses].filter((name) => name !== 'now' && name !== 'openNow').sort();
@@ -224,12 +224,39 @@ async function listedPage(
   return page && usable(page) ? page : read();
 }
 
-async function readListedPage(db: Kysely<DB>, model: Model, shape: ListingShape, values: ListingValues, query: PreparedPage, uses: ReadonlySet<string>): Promise<ListedPage> {
+async function readListedPage(
+  db: Kysely<DB>,
+  model: Model,
+  shape: ListingShape,
+  values: ListingValues,
+  query: PreparedPage,
+  uses: ReadonlySet<string>,
+  listings: ReadCache<string, ListedPage> | undefined,
+): Promise<ListedPage> {
   const from = { now: uses.has('now') ? values.now.getTime() : null, openNow: uses.has('openNow') ? values.openNow.getTime() : null };
   const page = await query.run(db, values);
   const total = page.length === 0 ? await pastTheEnd(db, model, shape, values) : Number(page[0]![TOTAL]);
   const keys = page.map((row) => Number(row[model.primaryKey]));
-  return { total, keys, from, untilMs: await nextVerdictChange(db, model, from) };
+  return { total, keys, from, untilMs: await sharedVerdictChange(db, model, from, listings) };
+}
+
+/** Whether an edge read at entry.from is the edge at `from` too: no verdict changes between the two. */
+function edgeHolds(entry: ListedPage, from: ListedPage['from']): boolean {
+  const within = (at: number | null, t: number | null) => at === null || (t !== null && t >= at && (entry.untilMs === null || t < entry.untilMs));
+  return within(entry.from.now, from.now) && within(entry.from.openNow, from.openNow);
+}
+
+/**
+ * nextVerdictChange, kept with the model's listings: the next verdict change after a time is the same for
+ * every later time before it, whatever the page, filter or reader, while the table is unchanged (any write
+ * forgets the listings). A page that no cache holds (a filter value never asked before) then costs its one
+ * statement, not a second one scanning the table for the same edge.
+ */
+async function sharedVerdictChange(db: Kysely<DB>, model: Model, from: ListedPage['from'], listings: ReadCache<string, ListedPage> | undefined): Promise<number | null> {
+  if (!listings || (from.now === null && from.openNow === null)) return nextVerdictChange(db, model, from);
+  const key = JSON.stringify(['verdict edge', from.now !== null, from.openNow !== null]);
+  const edge = await listings.get(key, Date.now(), async () => ({ total: 0, keys: [], from, untilMs: await nextVerdictChange(db, model, from) }), (e) => edgeHolds(e, from));
+  return edge && edgeHolds(edge, from) ? edge.untilMs : nextVerdictChange(db, model, from);
 }
 
 /** Whether a page read at page.from still holds at the values' times. */
@@ -327,6 +354,16 @@ export async function loadRow(db: Kysely<DB>, model: Model, id: number, forUpdat
 export async function insertRow(db: Kysely<DB>, model: Model, values: Row): Promise<number> {
   const row = await anyDb(db).insertInto(model.table).values(values).returning(model.primaryKey).executeTakeFirstOrThrow();
   return Number((row as Row)[model.primaryKey]);
+}
+
+/**
+ * Inserts a row and answers it as loadRow would read it back in the same transaction (every model column;
+ * none when it was written soft-deleted): one statement where an insert and a read were two.
+ */
+export async function insertAndReturnRow(db: Kysely<DB>, model: Model, values: Row): Promise<Row | undefined> {
+  const row = (await anyDb(db).insertInto(model.table).values(values).returning(Object.keys(model.columns)).executeTakeFirstOrThrow()) as Row;
+  if (model.deleteColumn && row[model.deleteColumn] != null) return undefined;
+  return row;
 }
 
 export async function deleteRow(db: Kysely<DB>, model: Model, id: number): Promise<void> {

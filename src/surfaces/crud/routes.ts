@@ -14,7 +14,7 @@ import { requireCreateFields, sanitizeInput } from './coerce.js';
 import { TierGate } from '../../models/gate.js';
 import { STAFF_PERMISSION } from '../../tiers/gating.js';
 import { exportRow } from './export.js';
-import { deleteRow, insertRow, loadCollection, loadRow, parseCollectionParams, updateRow, type RowReader } from './query.js';
+import { deleteRow, insertAndReturnRow, loadCollection, loadRow, parseCollectionParams, updateRow, type RowReader } from './query.js';
 import { stampTimes, updateRecord } from './write.js';
 
 type Verb = 'read' | 'write';
@@ -121,9 +121,8 @@ export async function crudSurface(api: FastifyInstance, services: Services): Pro
     await authorizeRecord(model, values, 'write', ctx);
     const row = await saving(async (trx) => {
       stampTimes(model, values, clock.now(), true);
-      const id = model.createNew ? await model.createNew(values, { ...ctx, trx }) : await insertRow(trx, model, values);
-      const created = await loadRow(trx, model, id);
-      if (created) await model.afterWrite?.({ op: 'create', id, before: null, after: created }, { ...ctx, trx });
+      const created = model.createNew ? await loadRow(trx, model, await model.createNew(values, { ...ctx, trx })) : await insertAndReturnRow(trx, model, values);
+      if (created) await model.afterWrite?.({ op: 'create', id: Number(created[model.primaryKey]), before: null, after: created }, { ...ctx, trx });
       return created;
     });
     if (!row) throw transactionError(`${model.className} not found`);
