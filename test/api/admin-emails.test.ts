@@ -124,7 +124,7 @@ describe('/admin/emails and /admin/outbox', () => {
 
     const one = await admin.get(`/admin/outbox/${kept!.mob_mail_outbox_id}`);
     expect(one.statusCode).toBe(200);
-    expect(one.body).toMatch(/id="message-text"[^>]*>Hello [^<]*to choose a new password, open \/password-reset\?act_code=[0-9a-f]{48}/);
+    expect(one.body).toMatch(/id="message-text"[^>]*>Hello [^<]*to choose a new password, open\s+https?:\/\/[^/ ]+\/password-reset\?act_code=[0-9a-f]{48}/);
     expect(one.body).not.toContain('id="message-html"'); // a text-only message
     expect((await admin.get('/admin/outbox/999999999')).statusCode).toBe(404);
   });

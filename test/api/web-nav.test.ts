@@ -11,7 +11,7 @@ function topBar(body: string) {
   const header = /<header>([\s\S]*?)<\/header>/.exec(body)?.[1] ?? '';
   const nav = /<nav class="site" id="site-nav" aria-label="Site">([\s\S]*?)<\/nav>/.exec(header)?.[1] ?? '';
   return {
-    brand: header.includes('<a class="brand" href="/">'),
+    brand: /<a class="brand" href="\/"[^>]*>/.test(header),
     links: [...nav.matchAll(/<a href="([^"]+)" id="([^"]+)">([^<]+)<\/a>/g)].map((m) => `${m[3]} ${m[1]}`),
     menuButton: /<details class="menu" id="site-menu">\s*<summary id="menu-button" aria-label="Menu" aria-controls="site-nav">/.test(header),
     signOut: nav.includes('<form method="post" action="/logout">'),

@@ -22,7 +22,7 @@ describeBrowser('browser: staff write and publish a gated post; readers see it b
 
   async function signedIn(email: string, password: string, viewport: { width: number; height: number }): Promise<Page> {
     const page = await (await context(viewport)).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', email);
     await page.fill('#password', password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

@@ -13,7 +13,7 @@ describeBrowser('browser: the general settings page (site, Drive switch, billing
 
   async function signInPage(email: string, password: string, viewport: { width: number; height: number }): Promise<Page> {
     const page = await (await fx.browser.newContext({ viewport })).newPage();
-    await page.goto(`${fx.t.baseUrl}/login`);
+    await page.goto(`${fx.t.baseUrl}/login?next=%2F`);
     await page.fill('#email', email);
     await page.fill('#password', password);
     await Promise.all([page.waitForURL(`${fx.t.baseUrl}/`), page.click('main button[type=submit]')]);

@@ -72,12 +72,12 @@ describeBrowser('browser: Drive uploads that resume', () => {
     const offer = page.locator('#resume-list li');
     await offer.waitFor({ state: 'visible', timeout: 15_000 });
     expect(await page.locator('#resume-panel').isVisible()).toBe(true);
-    expect(await offer.locator('.resume-text').textContent()).toBe('big video.bin stopped at 39% (128 KB of 320 KB). Choose the same file to continue: ');
+    expect(await offer.locator('.resume-text').textContent()).toBe('big video.bin stopped at 39% (131.1 kB of 328 kB). Choose the same file to continue: ');
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'drive-resume-1280.png'), fullPage: true });
 
     // Another file is refused; the same one continues from byte 128 KiB, and the upload finishes.
     await offer.locator('input.resume-input').setInputFiles({ name: 'other.bin', mimeType: 'application/octet-stream', buffer: randomBytes(10) });
-    await page.locator('#result', { hasText: 'That is not the same file: choose big video.bin (320 KB).' }).waitFor();
+    await page.locator('#result', { hasText: 'That is not the same file: choose big video.bin (328 kB).' }).waitFor();
     const before = starts.length;
     await Promise.all([
       page.waitForURL(/done=uploaded/, { timeout: 30_000 }),

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SCREENSHOT_DIR, describeBrowser, useBrowserServer } from '../helpers/browser.js';
 import { LIFECYCLE_DEFAULTS } from '../helpers/lifecycle.js';
+import { STAND_IN_SOURCE_SETTINGS } from '../helpers/store.js';
 import { FakeStripe } from '../helpers/providers/fake-stripe.js';
 import { insertSubscription, orderItem, subscriptionProduct } from '../helpers/subscriptions.js';
 import { createTier } from '../helpers/tiers.js';
@@ -10,7 +11,8 @@ describeBrowser('browser: the member subscription view', () => {
   const stripe = new FakeStripe();
   beforeAll(async () => void (await stripe.start()));
   afterAll(async () => stripe.stop());
-  const fx = useBrowserServer({ settings: { ...LIFECYCLE_DEFAULTS } });
+  // The store is open only with a configured billing source: the stand-in one, while the card processor has no webhook secret.
+  const fx = useBrowserServer({ settings: { ...LIFECYCLE_DEFAULTS, ...STAND_IN_SOURCE_SETTINGS } });
 
   it('a member cancels and reactivates, confirming each step, on a phone-sized screen', async () => {
     const t = fx.t;

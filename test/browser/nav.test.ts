@@ -26,7 +26,7 @@ describeBrowser('browser: the top bar and the phone menu', () => {
     await t.services.tiers.membership.assignManually(u.userId, tier.tierId, null);
     const context = await fx.browser.newContext({ viewport });
     const page = await context.newPage();
-    await page.goto(`${t.baseUrl}/login`);
+    await page.goto(`${t.baseUrl}/login?next=%2F`);
     await page.fill('#email', u.email);
     await page.fill('#password', u.password);
     await Promise.all([page.waitForURL(`${t.baseUrl}/`), page.click('main button[type=submit]')]);

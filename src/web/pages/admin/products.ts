@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { formatMoney, isCurrencyCode, minorToDecimal, parseMoney } from '../../../lib/money.js';
 import type { Row } from '../../../models/define.js';
 import { Product } from '../../../models/product.js';
+import { slugFromTitle } from '../../../models/editorial.js';
 import type { Services } from '../../../services.js';
 import { checkValue } from '../../../surfaces/crud/coerce.js';
 import { insertRow, loadRow } from '../../../surfaces/crud/query.js';
@@ -54,19 +55,6 @@ export const productFields = (): ProductField[] => DECLARED_FIELDS.filter((f) =>
 const FORM_NAME = 'product-edit';
 const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1) + (message.endsWith('.') ? '' : '.');
 
-/** A link name made from the product name: lower-case words joined by hyphens. */
-export function linkName(name: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 200)
-    .replace(/-+$/, '');
-  return slug || 'product';
-}
-
 /** The form as text, field by field: what is shown in the inputs (a stored row's values, or what was typed). */
 type ProductForm = Record<string, string>;
 
@@ -108,7 +96,7 @@ function readForm(request: FastifyRequest, base: ProductForm): { form: ProductFo
   for (const field of productFields()) {
     if (field.kind === 'currency') continue;
     let raw = form[field.column]!;
-    if (field.kind === 'link' && raw === '') raw = linkName(form.pro_name ?? '');
+    if (field.kind === 'link' && raw === '') raw = slugFromTitle(form.pro_name ?? '', 'product');
     if (field.kind === 'money' && raw !== '') {
       const parsed = parseMoney(raw, isCurrencyCode(currency) ? currency : 'usd');
       if ('error' in parsed) {
