@@ -9,7 +9,7 @@ import { freePort, programEnv, runGatehouse, scratchPostgres, startServerProcess
 
 // `gatehouse tier list | assign | audit`, run as the operator runs them: the built program reaching a running
 // server's embedded database through its socket (PGlite), or a fresh PostgreSQL database.
-describe(`operator CLI: tier commands (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, () => {
+describe(`operator CLI: tier commands (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, { timeout: 120_000 }, () => {
   let env: NodeJS.ProcessEnv;
   let cleanup: () => Promise<void>;
   let userId: number;
