@@ -16,6 +16,7 @@
 // BENCH_CPU_PROFILE=file: profile the CPU from the moment the server is ready until it stops, and write a
 // .cpuprofile there (open it in Chrome DevTools or speedscope).
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -49,7 +50,10 @@ export const CARD_WEBHOOK_SECRET = 'whsec_bench';
  */
 async function gatehouse(role = 'reader') {
   if (!process.env.DATABASE_URL && !process.env.BENCH_DATA_DIR) throw new Error('BENCH_DATA_DIR is required without DATABASE_URL');
-  const env = { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: process.env.BENCH_DATA_DIR }) };
+  // Started at npm start's level (info), so that its console can carry every line; the level it serves at
+  // is BENCH_LOG_LEVEL (warn), and the bench switches it per scenario through the control port (below).
+  const level = process.env.BENCH_LOG_LEVEL ?? 'warn';
+  const env = { ...process.env, LOG_LEVEL: 'info', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: process.env.BENCH_DATA_DIR }) };
   const config = { ...loadConfig(env), host, port: 0 };
   const startedAt = performance.now();
   const server = await startServer(config);
@@ -89,6 +93,8 @@ async function gatehouse(role = 'reader') {
   // site. The embedded database runs no autovacuum, so it is left as a PGlite site would be.
   if (process.env.DATABASE_URL) await sql`analyze`.execute(db);
   info.seed_ms = Math.round(performance.now() - seededAt);
+  server.app.log.level = level;
+  info.control_port = await controlPort(server.app);
   info.start_ms = Math.round(startMs);
   return {
     app: server.app,
@@ -97,6 +103,26 @@ async function gatehouse(role = 'reader') {
     },
     info,
   };
+}
+
+/**
+ * A second port for the bench alone: `PUT /log-level/<level>` sets the level the server logs at (its
+ * console stream takes every line from info up; the logger's own level decides what is written), so one
+ * server is measured at warn and at info in the same round.
+ */
+async function controlPort(app) {
+  const control = http.createServer((req, res) => {
+    const m = /^\/log-level\/(\w+)$/.exec(req.url ?? '');
+    if (req.method !== 'PUT' || !m || !['trace', 'debug', 'info', 'warn', 'error'].includes(m[1])) {
+      res.statusCode = 404;
+      return res.end();
+    }
+    app.log.level = m[1];
+    res.end(app.log.level);
+  });
+  control.unref();
+  await new Promise((resolve) => control.listen(0, host, resolve));
+  return control.address().port;
 }
 
 /** Rows per seeding statement. */
