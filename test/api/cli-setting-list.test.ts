@@ -1,35 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
-import { freePort, programEnv, runGatehouse, scratchPostgres, startServerProcess, tempDataDir, type CliResult, type ServerProcess } from '../helpers/processes.js';
+import { useCliSite } from '../helpers/cli-site.js';
 
 // `gatehouse setting list`: every setting, the installed plugins' too, with its value (a secret only as
 // set or not set), type, where it comes from and what it does. Needs `npx tsc -p tsconfig.json` first.
 describe(`gatehouse setting list (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, { timeout: 90_000 }, () => {
-  let env: NodeJS.ProcessEnv;
-  let server: ServerProcess | undefined;
-  let cleanup: () => Promise<void>;
-  const cli = (...args: string[]): Promise<CliResult> => runGatehouse(args, env);
+  const { cli } = useCliSite('gh-cli-settings-');
 
   beforeAll(async () => {
-    const data = tempDataDir('gh-cli-settings-');
-    if (onPostgres) {
-      const db = await scratchPostgres();
-      env = programEnv({ DATA_DIR: data.dir, DATABASE_URL: db.url });
-      cleanup = async () => {
-        await db.drop();
-        data.remove();
-      };
-    } else {
-      env = programEnv({ DATA_DIR: data.dir, PORT: String(await freePort()) });
-      server = await startServerProcess(env);
-      cleanup = async () => {
-        await server?.stop();
-        data.remove();
-      };
-    }
     if (onPostgres) expect((await cli('migrate')).code).toBe(0);
   });
-  afterAll(async () => cleanup?.());
 
   it('prints every setting as one JSON object, and in aligned columns with --table, plugins’ included, secrets only as set or not set', async () => {
     const secret = 'sk_test_list_never_printed';

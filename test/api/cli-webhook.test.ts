@@ -1,33 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
-import { freePort, programEnv, runGatehouse, scratchPostgres, startServerProcess, tempDataDir, type CliResult, type ServerProcess } from '../helpers/processes.js';
+import { useCliSite } from '../helpers/cli-site.js';
 
 // `gatehouse webhook list|create|redeliver` (DESIGN 15), the way test/api/cli.test.ts runs commands.
 describe(`gatehouse webhook (${onPostgres ? 'PostgreSQL' : 'PGlite through the server socket'})`, { timeout: 60_000 }, () => {
-  let env: NodeJS.ProcessEnv;
-  let server: ServerProcess | undefined;
-  let cleanup: () => Promise<void>;
-  const cli = (...args: string[]): Promise<CliResult> => runGatehouse(args, env);
-
-  beforeAll(async () => {
-    const data = tempDataDir('gh-cli-webhook-');
-    if (onPostgres) {
-      const db = await scratchPostgres();
-      env = programEnv({ DATA_DIR: data.dir, DATABASE_URL: db.url });
-      cleanup = async () => {
-        await db.drop();
-        data.remove();
-      };
-    } else {
-      env = programEnv({ DATA_DIR: data.dir, PORT: String(await freePort()) });
-      server = await startServerProcess(env);
-      cleanup = async () => {
-        await server?.stop();
-        data.remove();
-      };
-    }
-  });
-  afterAll(async () => cleanup?.());
+  const { cli } = useCliSite('gh-cli-webhook-');
 
   it('refuses a private target with exit 2, creates one once allowed, lists it without its secret', async () => {
     const refused = await cli('webhook', 'create', '--url', 'https://127.0.0.1/hook');
