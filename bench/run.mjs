@@ -165,9 +165,12 @@ function startServer(target, extraEnv) {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', function ready(line) {
       if (!line.startsWith('{"mode"')) return;
-      lines.off('line', ready);
       // Whatever it logs from now on (every request at log level info) is read and dropped, as a log
-      // collector would take it; the pipe must not fill up and block the server.
+      // collector would take it, without splitting it into lines here: the pipe must not fill up and
+      // block the server, and this process shares the machine's CPUs with it.
+      lines.off('line', ready);
+      lines.close();
+      child.stdout.resume();
       const info = JSON.parse(line);
       resolve({ ...info, child, rssAtStartMb: rssMb(child.pid), url: `http://127.0.0.1:${info.port}` });
     });
