@@ -10,6 +10,7 @@ import { PGliteChangeFeed } from './pglite-change-feed.js';
 import { assertPlainIdentifier } from './identifier.js';
 import { PGliteDialect, type CopyFromBlobQuery } from './pglite-dialect.js';
 import type { DB } from './types.js';
+import { planMayBeKept } from './statement-shape.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -104,8 +105,7 @@ pg.defaults.parseInputDatesAsUTC = true;
 /**
  * PostgreSQL plans an unnamed statement on every execution; a named one is planned once per connection
  * (and may keep a generic plan). Statements with an explicit column list get a name derived from their
- * text, up to a bound; `select *`-shaped texts stay unnamed, because a cached plan of one fails
- * ("cached plan must not change result type") once a migration adds a column.
+ * text, up to a bound; `select *`-shaped texts stay unnamed (planMayBeKept).
  */
 export class PreparedStatementNames {
   private readonly names = new Map<string, string>();
@@ -114,7 +114,7 @@ export class PreparedStatementNames {
   nameFor(text: string): string | undefined {
     const known = this.names.get(text);
     if (known !== undefined) return known;
-    if (this.names.size >= PreparedStatementNames.MAX || /(^|[\s,(])(\*|"?\w+"?\.\*)/.test(text.replace(/count\(\*\)/gi, ''))) return undefined;
+    if (this.names.size >= PreparedStatementNames.MAX || !planMayBeKept(text)) return undefined;
     const name = `gh_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
     this.names.set(text, name);
     return name;

@@ -12,6 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { PGliteStatements } from './pglite-statements.js';
 
 /**
  * How long the one PGlite connection may pass from holder to holder within one turn of the event loop.
@@ -99,11 +100,17 @@ export interface CopyFromBlobQuery extends CompiledQuery {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly db: PGlite) {}
+  private readonly statements: PGliteStatements;
+
+  constructor(private readonly db: PGlite) {
+    this.statements = new PGliteStatements(db);
+  }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const blob = (compiled as Partial<CopyFromBlobQuery>).blob;
-    const result = await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], blob ? { blob } : undefined);
+    const result = blob
+      ? await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], { blob })
+      : await this.statements.run<R>(compiled.sql, compiled.parameters);
     const affected = result.affectedRows;
     return {
       rows: result.rows,
