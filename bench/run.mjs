@@ -79,7 +79,9 @@ const allScenarios = [
     body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name'], expect: 200, baseline: INSERT },
   { name: EDIT_IK, target: 'writer', method: 'POST', path: '/api/v1/action/account_edit', headers: (c) => ({ ...c.sessionKey, ...json }),
     body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name', 'idempotency-key'], expect: 200, baseline: EDIT },
-  { name: PURCHASE, target: 'writer', method: 'POST', path: '/api/v1/webhooks/card_processor', headers: json, body: '{}', vary: ['purchase'], expect: 200, baseline: INSERT },
+  // A purchase the open store acts on (a 200 alone is also what a closed store answers, granting nothing).
+  { name: PURCHASE, target: 'writer', method: 'POST', path: '/api/v1/webhooks/card_processor', headers: json, body: '{}', vary: ['purchase'], expect: 200, baseline: INSERT,
+    check: (answer) => (answer.data?.processed === true && answer.data.outcomes?.length > 0 ? null : `the purchase was not applied: ${JSON.stringify(answer.data)}`) },
 ];
 
 // Targets are reported, never asserted. `of` is the scenario the ratio is taken against.
@@ -352,6 +354,8 @@ async function probe(p, purchase) {
   const res = await fetch(u.origin + req.path, { method: req.method, headers: req.headers, body: req.body });
   const text = await res.text();
   if (res.status !== s.expect) throw new Error(`${s.name}: expected ${s.expect}, got ${res.status} ${text.slice(0, 300)}`);
+  const wrong = s.check?.(JSON.parse(text));
+  if (wrong) throw new Error(`${s.name}: ${wrong}`);
   return maker?.purchases ?? 0;
 }
 

@@ -27,6 +27,7 @@ import { openDatabase } from '../dist/db/database.js';
 import { startServer } from '../dist/boot/server.js';
 import { createTier } from '../dist/tiers/tiers.js';
 import { systemClock } from '../dist/lib/clock.js';
+import { startFakeCardProcessor } from './fake-card-processor.mjs';
 
 const mode = process.argv[2];
 const host = '127.0.0.1';
@@ -88,7 +89,8 @@ async function gatehouse(role = 'reader') {
   const members = Number(process.env.BENCH_MEMBERS ?? 0);
   if (members > 0) await insertMembers(db, 'member', members);
   const info = { email, password, user_id: userId, public_key: key.publicKey, secret_key: key.secretKey, gated_post_id: Number(gated.rows[0].pst_post_id), posts, members };
-  if (role === 'writer') Object.assign(info, await writerData(services, now));
+  const cardProcessor = role === 'writer' ? await startFakeCardProcessor({ priceId: 'price_bench' }) : null;
+  if (cardProcessor) Object.assign(info, await writerData(services, now, cardProcessor.base));
   // PostgreSQL: the planner's statistics after the bulk inserts, as autovacuum would have them on a live
   // site. The embedded database runs no autovacuum, so it is left as a PGlite site would be.
   if (process.env.DATABASE_URL) await sql`analyze`.execute(db);
@@ -100,6 +102,9 @@ async function gatehouse(role = 'reader') {
     app: server.app,
     close: async () => {
       if (!(await server.close())) throw new Error('the server did not stop cleanly');
+      await cardProcessor?.close();
+      const unexpected = cardProcessor?.unexpected() ?? [];
+      if (unexpected.length > 0) throw new Error(`the card processor was asked what the bench's fake does not answer: ${[...new Set(unexpected)].join(', ')}`);
     },
     info,
   };
@@ -146,10 +151,14 @@ async function insertMembers(db, prefix, count) {
   return { first, last };
 }
 
-/** The writer's extra data: a staff member with a machine key, the store and a product, the buyers. */
-async function writerData(services, now) {
+/**
+ * The writer's extra data: a staff member with a machine key, the store (open: its switches on and the
+ * card processor configured, its API the bench's fake at `cardProcessorBase`) and a product, the buyers.
+ */
+async function writerData(services, now, cardProcessorBase) {
   const db = services.db;
-  for (const [k, v] of Object.entries({ products_active: true, subscriptions_active: true, card_processor_webhook_secret: CARD_WEBHOOK_SECRET })) await services.settings.set(k, v);
+  const store = { products_active: true, subscriptions_active: true, card_processor_webhook_secret: CARD_WEBHOOK_SECRET, card_processor_api_key: 'sk_test_bench', card_processor_api_base: cardProcessorBase };
+  for (const [k, v] of Object.entries(store)) await services.settings.set(k, v);
   const staffId = await createUser(db, { email: 'staff@example.com', password: 'bench-password-2', permission: 5, firstName: 'Staff', now });
   const staffKey = await createMachineKey(db, { userId: staffId, permission: 4, now });
   const ctx = { db, clock: systemClock, registry: services.tiers.registry, createdBy: null };

@@ -16,6 +16,7 @@ import { migrateWithPlugins } from '../dist/boot/plugins.js';
 import { buildApp } from '../dist/boot/app.js';
 import { createServices } from '../dist/boot/compose.js';
 import { createTier } from '../dist/tiers/tiers.js';
+import { startFakeCardProcessor } from './fake-card-processor.mjs';
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20);
 const only = process.argv[2] ? new RegExp(process.argv[2], 'i') : null;
@@ -23,22 +24,52 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gh-statements-'));
 const database = process.env.DATABASE_URL ? await openDatabase({ databaseUrl: process.env.DATABASE_URL, pgPoolMax: 10 }) : await openDatabase({ dataDir });
 let trace = null;
 if (database.pglite) {
-  const query = database.pglite.query.bind(database.pglite);
-  database.pglite.query = async (text, ...rest) => {
-    const start = performance.now();
-    try {
-      return await query(text, ...rest);
-    } finally {
-      trace?.push({ text: text.replace(/\s+/g, ' ').slice(0, 140), ms: performance.now() - start });
-    }
+  // Statements reach PGlite as one protocol message each (src/db/pglite-statements.ts: Parse the first
+  // time under a name, then Bind to that name), a bulk load through its `query`.
+  const textOfName = new Map();
+  const cstring = (buf, at) => {
+    const end = buf.indexOf(0, at);
+    return [Buffer.from(buf.subarray(at, end)).toString(), end + 1];
   };
+  const statementText = (message) => {
+    let text = null;
+    for (let at = 0; at < message.length; ) {
+      const type = String.fromCharCode(message[at]);
+      const length = Buffer.from(message.buffer, message.byteOffset + at + 1, 4).readInt32BE(0);
+      if (type === 'P') {
+        const [name, next] = cstring(message, at + 5);
+        text = cstring(message, next)[0];
+        textOfName.set(name, text);
+      } else if (type === 'B') {
+        const [, next] = cstring(message, at + 5);
+        text ??= textOfName.get(cstring(message, next)[0]) ?? null;
+      }
+      at += 1 + length;
+    }
+    return text;
+  };
+  const wrap = (method, textOf) => {
+    const original = database.pglite[method].bind(database.pglite);
+    database.pglite[method] = async (first, ...rest) => {
+      const start = performance.now();
+      try {
+        return await original(first, ...rest);
+      } finally {
+        const text = textOf(first);
+        if (text !== null) trace?.push({ text: text.replace(/\s+/g, ' ').slice(0, 140), ms: performance.now() - start });
+      }
+    };
+  };
+  wrap('query', (text) => text);
+  wrap('execProtocolStream', statementText);
 }
 await migrateWithPlugins(database.db);
 const config = { ...loadConfig({ DATA_DIR: dataDir, DATABASE_URL: process.env.DATABASE_URL ?? '' }), host: '127.0.0.1', port: 0 };
 const services = await createServices({ config, database });
 const db = database.db;
 const SECRET = 'whsec_bench';
-for (const [k, v] of Object.entries({ api_require_https: false, api_rate_limit_requests: 1e9, api_auth_rate_limit_requests: 1e9, api_session_rate_limit_requests: 1e9, products_active: true, subscriptions_active: true, card_processor_webhook_secret: SECRET })) await services.settings.set(k, v);
+const cardProcessor = await startFakeCardProcessor({ priceId: 'price_bench' });
+for (const [k, v] of Object.entries({ api_require_https: false, api_rate_limit_requests: 1e9, api_auth_rate_limit_requests: 1e9, api_session_rate_limit_requests: 1e9, products_active: true, subscriptions_active: true, card_processor_webhook_secret: SECRET, card_processor_api_key: 'sk_test_bench', card_processor_api_base: cardProcessor.base })) await services.settings.set(k, v);
 const now = new Date();
 const userId = await createUser(db, { email: 'bench@example.com', password: 'bench-password-1', permission: 0, firstName: 'Bench', now });
 const staffId = await createUser(db, { email: 'staff@example.com', password: 'bench-password-2', permission: 5, firstName: 'Staff', now });
@@ -101,6 +132,8 @@ for (const [name, make] of Object.entries(kinds)) {
   console.log(`\n${name}: ${(statements.length / REPEAT).toFixed(1)} statements, ${dbMs.toFixed(2)} ms in the database, ${wall.toFixed(2)} ms in all, per request`);
   for (const [text, e] of [...byText].sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${(e.count / REPEAT).toFixed(1).padStart(5)} × ${(e.ms / REPEAT).toFixed(2).padStart(6)} ms  ${text}`);
 }
+if (cardProcessor.unexpected().length > 0) console.log(`\nthe card processor was asked what the fake does not answer: ${cardProcessor.unexpected().join(', ')}`);
+await cardProcessor.close();
 await app.close();
 await services.close();
 await database.close();
