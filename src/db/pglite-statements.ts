@@ -34,11 +34,11 @@ function wireValue(value: unknown): string | Buffer | null {
  * types either way); the planning a statement of the key lookup's four tables took is most of its time.
  *
  * A statement selecting `*` is not kept (statement-shape.ts), as on PostgreSQL. Kept statements are named
- * in this session only. One that failed on its first run may or may not have
- * been parsed; it and the ones pushed out of the cache are closed before the next statement outside a
- * transaction (closing a statement that does not exist is no error; inside a transaction a failed one
- * would leave the transaction unable to roll back). A kept statement found stale is forgotten and, outside
- * a transaction, run again from its text.
+ * in this session only. One that failed on its first run may or may not have been parsed; it and the ones
+ * pushed out of the cache are closed before the next statement outside a transaction (closing a statement
+ * that does not exist is no error; inside a transaction a failed Close would leave the transaction unable
+ * to roll back). A kept statement found stale is forgotten and, outside a transaction, run again from its
+ * text.
  */
 export class PGliteStatements {
   /** Kept statements' names by their text, least recently used first. */
