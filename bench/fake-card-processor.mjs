@@ -8,6 +8,11 @@ import http from 'node:http';
 
 const DAY = 86_400;
 
+/** The settings of a store open for card purchases through the fake at `base`, signing webhooks with `webhookSecret`. */
+export function openStoreSettings(base, webhookSecret) {
+  return { products_active: true, subscriptions_active: true, card_processor_webhook_secret: webhookSecret, card_processor_api_key: 'sk_test_bench', card_processor_api_base: base };
+}
+
 /** Starts the fake; `priceId` is the product's card price. Resolves to { base, unexpected(), close() }. */
 export async function startFakeCardProcessor({ priceId }) {
   const unexpected = [];

@@ -27,7 +27,7 @@ import { openDatabase } from '../dist/db/database.js';
 import { startServer } from '../dist/boot/server.js';
 import { createTier } from '../dist/tiers/tiers.js';
 import { systemClock } from '../dist/lib/clock.js';
-import { startFakeCardProcessor } from './fake-card-processor.mjs';
+import { openStoreSettings, startFakeCardProcessor } from './fake-card-processor.mjs';
 
 const mode = process.argv[2];
 const host = '127.0.0.1';
@@ -157,8 +157,7 @@ async function insertMembers(db, prefix, count) {
  */
 async function writerData(services, now, cardProcessorBase) {
   const db = services.db;
-  const store = { products_active: true, subscriptions_active: true, card_processor_webhook_secret: CARD_WEBHOOK_SECRET, card_processor_api_key: 'sk_test_bench', card_processor_api_base: cardProcessorBase };
-  for (const [k, v] of Object.entries(store)) await services.settings.set(k, v);
+  for (const [k, v] of Object.entries(openStoreSettings(cardProcessorBase, CARD_WEBHOOK_SECRET))) await services.settings.set(k, v);
   const staffId = await createUser(db, { email: 'staff@example.com', password: 'bench-password-2', permission: 5, firstName: 'Staff', now });
   const staffKey = await createMachineKey(db, { userId: staffId, permission: 4, now });
   const ctx = { db, clock: systemClock, registry: services.tiers.registry, createdBy: null };

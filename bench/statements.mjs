@@ -16,7 +16,7 @@ import { migrateWithPlugins } from '../dist/boot/plugins.js';
 import { buildApp } from '../dist/boot/app.js';
 import { createServices } from '../dist/boot/compose.js';
 import { createTier } from '../dist/tiers/tiers.js';
-import { startFakeCardProcessor } from './fake-card-processor.mjs';
+import { openStoreSettings, startFakeCardProcessor } from './fake-card-processor.mjs';
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20);
 const only = process.argv[2] ? new RegExp(process.argv[2], 'i') : null;
@@ -69,7 +69,7 @@ const services = await createServices({ config, database });
 const db = database.db;
 const SECRET = 'whsec_bench';
 const cardProcessor = await startFakeCardProcessor({ priceId: 'price_bench' });
-for (const [k, v] of Object.entries({ api_require_https: false, api_rate_limit_requests: 1e9, api_auth_rate_limit_requests: 1e9, api_session_rate_limit_requests: 1e9, products_active: true, subscriptions_active: true, card_processor_webhook_secret: SECRET, card_processor_api_key: 'sk_test_bench', card_processor_api_base: cardProcessor.base })) await services.settings.set(k, v);
+for (const [k, v] of Object.entries({ api_require_https: false, api_rate_limit_requests: 1e9, api_auth_rate_limit_requests: 1e9, api_session_rate_limit_requests: 1e9, ...openStoreSettings(cardProcessor.base, SECRET) })) await services.settings.set(k, v);
 const now = new Date();
 const userId = await createUser(db, { email: 'bench@example.com', password: 'bench-password-1', permission: 0, firstName: 'Bench', now });
 const staffId = await createUser(db, { email: 'staff@example.com', password: 'bench-password-2', permission: 5, firstName: 'Staff', now });
