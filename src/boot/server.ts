@@ -4,6 +4,7 @@ import { prettyFactory } from 'pino-pretty';
 import { errorLogPath } from '../logs/error-log.js';
 import type { FastifyInstance } from 'fastify';
 import { LOG_SERIALIZERS } from '../http/log-lines.js';
+import { stdoutLines } from './stdout-lines.js';
 import { bootstrapInitialAdmin } from '../accounts/initial-admin.js';
 import type { Config } from '../config.js';
 import { acquireDataDirLock } from '../db/data-dir-lock.js';
@@ -43,38 +44,9 @@ export interface RunningServer {
  */
 export function serverLogger(level: string, dataDir: string, opts: { pretty?: boolean } = {}): pino.Logger {
   const errorFile = pino.destination({ dest: errorLogPath(dataDir), mkdir: true, sync: false });
-  const out = opts.pretty ? prettyStdout() : stdoutDestination();
+  const out = opts.pretty ? prettyStdout() : stdoutLines();
   return pino(loggerOptions(level), pino.multistream([{ level: level as pino.Level, stream: out }, { level: 'error', stream: errorFile }]));
 }
-
-/**
- * Standard output for JSON lines, written off the request path: lines gather in a buffer and go out in
- * writes of at least 4 KB, or within STDOUT_FLUSH_MS of the first line buffered, whichever comes first. A
- * busy server writes a batch where it wrote a line (at level info, process.stdout's one synchronous write
- * per line cost a cached read a tenth of its rate, and an asynchronous write per line, each a round trip
- * through libuv's thread pool, still cost it about a tenth); an idle server's line goes out within that
- * time; what is buffered when the process exits is written then (pino flushes its destinations on exit).
- */
-function stdoutDestination(): pino.DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  // Flushed on the ticks after a line: a flush while a write is under way writes nothing, so the next
-  // ticks flush again (a flush with nothing buffered is an empty write).
-  let ticksSinceLine = FLUSH_TICKS;
-  const write = destination.write.bind(destination);
-  destination.write = (line: string): boolean => {
-    ticksSinceLine = 0;
-    return write(line);
-  };
-  setInterval(() => {
-    if (ticksSinceLine >= FLUSH_TICKS) return;
-    ticksSinceLine++;
-    destination.flush();
-  }, STDOUT_FLUSH_MS).unref();
-  return destination;
-}
-
-const STDOUT_FLUSH_MS = 50;
-const FLUSH_TICKS = 3;
 
 /**
  * Development log lines (`12:00:01 INFO: Server listening at ...`), formatted as they are written: pino-pretty's
