@@ -4,7 +4,7 @@ import { prettyFactory } from 'pino-pretty';
 import { errorLogPath } from '../logs/error-log.js';
 import type { FastifyInstance } from 'fastify';
 import { LOG_SERIALIZERS } from '../http/log-lines.js';
-import { stdoutLines } from './stdout-lines.js';
+import { stdoutLines, type StdoutLines } from './stdout-lines.js';
 import { bootstrapInitialAdmin } from '../accounts/initial-admin.js';
 import type { Config } from '../config.js';
 import { acquireDataDirLock } from '../db/data-dir-lock.js';
@@ -34,6 +34,8 @@ export interface RunningServer {
   app: FastifyInstance;
   services: Services;
   notes: StartNotes;
+  /** Resolves once every log line so far has reached standard output. */
+  logsWritten(): Promise<void>;
   /** Stops accepting, finishes in-flight requests, flushes logs, closes the database, releases the lock; false if a step failed. */
   close(): Promise<boolean>;
 }
@@ -44,17 +46,22 @@ export interface RunningServer {
  */
 export function serverLogger(level: string, dataDir: string, opts: { pretty?: boolean } = {}): pino.Logger {
   const errorFile = pino.destination({ dest: errorLogPath(dataDir), mkdir: true, sync: false });
-  const out = opts.pretty ? prettyStdout() : stdoutLines();
-  return pino(loggerOptions(level), pino.multistream([{ level: level as pino.Level, stream: out }, { level: 'error', stream: errorFile }]));
+  const out: Pick<StdoutLines, 'write' | 'flush'> = opts.pretty ? prettyStdout() : stdoutLines();
+  const streams = pino.multistream([{ level: level as pino.Level, stream: out }, { level: 'error', stream: errorFile }]);
+  // logger.flush(cb): the console lines so far are out before cb (the start banner follows them).
+  return pino(loggerOptions(level), Object.assign(streams, { flush: (cb: () => void) => out.flush(cb) }));
 }
 
 /**
  * Development log lines (`12:00:01 INFO: Server listening at ...`), formatted as they are written: pino-pretty's
  * stream form is asynchronous and would lose the last lines at exit. The error log file stays JSON.
  */
-function prettyStdout(): { write(line: string): void } {
+function prettyStdout(): Pick<StdoutLines, 'write' | 'flush'> {
   const prettify = prettyFactory({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,reqId', singleLine: true });
-  return { write: (line) => void process.stdout.write(prettify(line)) };
+  return {
+    write: (line) => process.stdout.write(prettify(line)),
+    flush: (cb) => void process.stdout.write('', () => cb()),
+  };
 }
 
 /** Nothing may be created (database, lock, logs) when the port is taken: a clear refusal instead. */
@@ -127,7 +134,8 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     teardown.add(() => services.close());
     const httpsSwitchedOff = Boolean(opts.dev && embedded && services.settings.bool('api_require_https'));
     if (httpsSwitchedOff) await services.settings.set('api_require_https', false);
-    const app = await buildApp(services, { logger: serverLogger(config.logLevel, config.dataDir, { pretty: opts.dev }) });
+    const logger = serverLogger(config.logLevel, config.dataDir, { pretty: opts.dev });
+    const app = await buildApp(services, { logger });
     teardown.add(() => app.close());
     let socket: SocketServer | undefined;
     if (database.pglite) {
@@ -170,6 +178,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       app,
       services,
       notes,
+      logsWritten: () => new Promise((resolve) => logger.flush(() => resolve())),
       close() {
         closing ??= teardown.run((e) => app.log.error({ err: e }, 'error during shutdown'));
         return closing;
@@ -193,6 +202,8 @@ export async function serveUntilSignal(config: Config, stderr: (line: string) =>
     stderr(`gatehouse: cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
+  // The banner is the last thing on the screen, after the log lines of the start.
+  await server.logsWritten();
   for (const line of opts.dev ? devBanner(server.notes) : [startLine(server.notes)]) stderr(line);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -13,9 +13,23 @@ import pino from 'pino';
  * byte length of its whole pending chunk on every write, up to 16 KB scanned per line (about 5 of the 9
  * CPU µs a line cost in all). Here a line is one push; SonicBoom sees one write per batch.
  */
-export function stdoutLines(fd = 1): pino.DestinationStream & { flushSync(): void } {
+export function stdoutLines(fd = 1): StdoutLines {
   const out = pino.destination({ dest: fd, sync: false });
-  const batch = new LineBatch((chunk) => out.write(chunk));
+  // Callers of flush() waiting for SonicBoom to finish what it was handed ('drain': nothing left to write).
+  let writing = false;
+  let waiting: Array<() => void> = [];
+  const settle = (): void => {
+    writing = false;
+    const done = waiting;
+    waiting = [];
+    for (const cb of done) cb();
+  };
+  out.on('drain', settle);
+  out.on('error', settle);
+  const batch = new LineBatch((chunk) => {
+    writing = true;
+    out.write(chunk);
+  });
   const flushSync = (): void => {
     const rest = batch.take();
     out.flushSync();
@@ -38,7 +52,19 @@ export function stdoutLines(fd = 1): pino.DestinationStream & { flushSync(): voi
       return true;
     },
     flushSync,
+    flush(cb: () => void): void {
+      batch.pass();
+      if (writing) waiting.push(cb);
+      else cb();
+    },
   };
+}
+
+export interface StdoutLines extends pino.DestinationStream {
+  /** Writes what is gathered now, synchronously (at exit). */
+  flushSync(): void;
+  /** Hands on what is gathered and calls back once it has reached the descriptor, in order after every earlier line. */
+  flush(cb: () => void): void;
 }
 
 /** Lines gathered until they fill a batch, then handed on as one string. */

@@ -65,6 +65,11 @@ describe.skipIf(onPostgres)('npm start and npm run dev (real processes)', { time
   });
   afterAll(async () => {
     for (const run of running) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    // A test that failed before stopping it leaves the server (npm's child) running: it would hold the port.
+    if (existsSync(lockFile())) {
+      const { pid } = JSON.parse(readFileSync(lockFile(), 'utf8')) as { pid: number };
+      if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
     data.remove();
   });
 

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -57,4 +59,23 @@ describe('console lines gathered into batches', () => {
     });
     expect(text).toBe('{"msg":"alone"}\n');
   }, 15_000);
+
+  // The start banner waits on flush(): what the child counts in its own output file when called back, it is
+  // killed straight after (no exit flush), so every line must have been written by flush itself.
+  it.each([3, 5000])('flush calls back once all %i lines so far are on the descriptor', (lines) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-lines-'));
+    const file = path.join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    try {
+      const script =
+        `import fs from 'node:fs';\nimport { stdoutLines } from ${JSON.stringify(MODULE)};\nconst out = stdoutLines();\n` +
+        `for (let i = 0; i < ${lines}; i++) out.write(JSON.stringify({ n: i, pad: 'x'.repeat(i % 300) }) + '\\n');\n` +
+        `out.flush(() => { fs.writeSync(2, String(fs.readFileSync(${JSON.stringify(file)}, 'utf8').split('\\n').length - 1)); process.kill(process.pid, 'SIGKILL'); });`;
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', timeout: 10_000 });
+      expect(run.stderr).toBe(String(lines));
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
