@@ -2,7 +2,7 @@ import type { Model, ModelContext, Row } from '../../models/define.js';
 import { gateFor } from '../../models/gate.js';
 import type { TierAccessResult } from '../../tiers/gating.js';
 import { readableColumns } from './fields.js';
-import { wireTimestamp } from '../../http/envelope.js';
+import { wireTimestamp } from '../../http/wire-json.js';
 
 /**
  * A row as the API shows it: an allowlist of the declared columns that pass the unreadable floor, plus
