@@ -110,45 +110,57 @@ describeBrowser('browser: the top bar and the phone menu', () => {
     await context.close();
   });
 
-  it('no main page scrolls sideways at 390 px or at 1280 px', async () => {
-    const t = fx.t;
-    const tee = await subscriptionProduct(t, { name: 'Gatehouse supporter T-shirt, extra large', tierId: null, period: null, extra: { pro_price: 123456, pro_currency: 'usd' } });
-    const guest = await (await fx.browser.newContext({ viewport: PHONE })).newPage();
-    const member = await signedIn(PHONE, 5);
-    const desktop = await signedIn(DESKTOP, 5);
-    for (const page of [member.page, desktop.page, guest]) {
-      await page.goto(`${t.baseUrl}/cart`);
-      await page.evaluate((id) => (globalThis as any).serviceApi.post('cart', { product_id: id, quantity: 12 }), tee);
+  // A member's cart with twelve long-named, high-priced shirts: the widest content a main page shows.
+  async function withFullCart(page: Page): Promise<void> {
+    const tee = await subscriptionProduct(fx.t, { name: 'Gatehouse supporter T-shirt, extra large', tierId: null, period: null, extra: { pro_price: 123456, pro_currency: 'usd' } });
+    await page.goto(`${fx.t.baseUrl}/cart`);
+    await page.evaluate((id) => (globalThis as any).serviceApi.post('cart', { product_id: id, quantity: 12 }), tee);
+  }
+
+  const MEMBER_PAGES = ['/', '/pricing', '/cart', '/drive', '/mail', '/profile/subscription', '/profile/security', '/profile/app-sessions', '/admin', '/admin/tiers/new'];
+
+  async function expectNoSidewaysScroll(page: Page, label: string, pages: string[]): Promise<void> {
+    for (const p of pages) {
+      await page.goto(`${fx.t.baseUrl}${p}`);
+      const { scroll, inner } = await overflow(page);
+      expect(scroll, `${label} ${p}`).toBeLessThanOrEqual(inner);
     }
-    const pages = ['/', '/pricing', '/cart', '/drive', '/mail', '/profile/subscription', '/profile/security', '/profile/app-sessions', '/admin', '/admin/tiers/new'];
-    for (const [label, page] of [['phone', member.page], ['desktop', desktop.page]] as const) {
-      for (const p of pages) {
-        await page.goto(`${t.baseUrl}${p}`);
-        const { scroll, inner } = await overflow(page);
-        expect(scroll, `${label} ${p}`).toBeLessThanOrEqual(inner);
-      }
-    }
-    for (const p of ['/', '/pricing', '/cart', '/login', '/register']) {
-      await guest.goto(`${t.baseUrl}${p}`);
-      const { scroll, inner } = await overflow(guest);
-      expect(scroll, `guest ${p}`).toBeLessThanOrEqual(inner);
-    }
+  }
+
+  it('no main page scrolls sideways at 390 px (a member with a full cart)', async () => {
+    const { context, page } = await signedIn(PHONE, 5);
+    await withFullCart(page);
+    await expectNoSidewaysScroll(page, 'phone', MEMBER_PAGES);
     // The cart with its prices and total, and the tier form's number inputs with their unit pickers.
-    await member.page.goto(`${t.baseUrl}/cart`);
-    expect(await member.page.locator('.cart-total').textContent()).toBe('$14,814.72');
-    await member.page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-cart.png'), fullPage: true });
-    await desktop.page.goto(`${t.baseUrl}/cart`);
-    await desktop.page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-cart.png'), fullPage: true });
-    await member.page.goto(`${t.baseUrl}/admin/tiers/new`);
-    await member.page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
-    await member.page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-tier-form.png') });
-    await desktop.page.goto(`${t.baseUrl}/admin/tiers/new`);
-    await desktop.page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
-    await desktop.page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-tier-form.png') });
+    await page.goto(`${fx.t.baseUrl}/cart`);
+    expect(await page.locator('.cart-total').textContent()).toBe('$14,814.72');
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-cart.png'), fullPage: true });
+    await page.goto(`${fx.t.baseUrl}/admin/tiers/new`);
+    await page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-tier-form.png') });
+    await context.close();
+  });
+
+  it('no main page scrolls sideways at 1280 px (a member with a full cart)', async () => {
+    const { context, page } = await signedIn(DESKTOP, 5);
+    await withFullCart(page);
+    await expectNoSidewaysScroll(page, 'desktop', MEMBER_PAGES);
+    await page.goto(`${fx.t.baseUrl}/cart`);
+    expect(await page.locator('.cart-total').textContent()).toBe('$14,814.72');
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-cart.png'), fullPage: true });
+    await page.goto(`${fx.t.baseUrl}/admin/tiers/new`);
+    await page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-tier-form.png') });
+    await context.close();
+  });
+
+  it('no public page scrolls sideways at 390 px for a guest with a full cart', async () => {
+    const context = await fx.browser.newContext({ viewport: PHONE });
+    const guest = await context.newPage();
+    await withFullCart(guest);
+    await expectNoSidewaysScroll(guest, 'guest', ['/', '/pricing', '/cart', '/login', '/register']);
     await guest.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-guest.png') });
-    await member.context.close();
-    await desktop.context.close();
-    await guest.context().close();
+    await context.close();
   });
 
   it('the tab shows the site icon', async () => {
