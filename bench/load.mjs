@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The load generator, in its own process so it does not share an event loop with any server.
-// argv[2] is JSON: {url, method, headers, body, connections, warmupSeconds, durationSeconds, vary, purchase}.
+// argv[2] is JSON: {url, method, headers, body, connections, warmupSeconds, durationSeconds, vary, purchase, editors}.
 // Prints one JSON line. `vary` lists what changes from one request to the next (bench/vary.mjs): such a
 // scenario's every request is built afresh by autocannon's setupRequest hook.
 import autocannon from 'autocannon';
@@ -10,7 +10,7 @@ const o = JSON.parse(process.argv[2]);
 /** Requests slower than this are counted one by one (the percentiles hide how many there were). */
 const SLOW_MS = 1000;
 
-const maker = o.vary?.length ? requestMaker(o.vary, { purchase: o.purchase }) : null;
+const maker = o.vary?.length ? requestMaker(o.vary, { purchase: o.purchase, editors: o.editors }) : null;
 // autocannon hands setupRequest the request it would send (method, path, headers, body, host...).
 const requests = maker ? [{ setupRequest: (req) => maker.next(req) }] : undefined;
 const base = { url: o.url, method: o.method, headers: o.headers, body: o.body, connections: o.connections, pipelining: 1, ...(requests ? { requests } : {}) };

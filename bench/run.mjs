@@ -76,9 +76,9 @@ const allScenarios = [
   { name: CREATE, target: 'writer', method: 'POST', path: '/api/v1/Post', headers: (c) => ({ ...c.staffKey, 'content-type': 'application/x-www-form-urlencoded' }),
     body: `pst_is_published=1&pst_short_description=Bench&pst_body=${'Lorem+ipsum+dolor+sit+amet.+'.repeat(40)}`, vary: ['post-title'], expect: 200, baseline: INSERT },
   { name: EDIT, target: 'writer', method: 'POST', path: '/api/v1/action/account_edit', headers: (c) => ({ ...c.sessionKey, ...json }),
-    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name'], expect: 200, baseline: INSERT },
+    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['editor', 'first-name'], expect: 200, baseline: INSERT },
   { name: EDIT_IK, target: 'writer', method: 'POST', path: '/api/v1/action/account_edit', headers: (c) => ({ ...c.sessionKey, ...json }),
-    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['first-name', 'idempotency-key'], expect: 200, baseline: EDIT },
+    body: JSON.stringify({ usr_first_name: 'Bench', usr_email: 'bench@example.com' }), vary: ['editor', 'first-name', 'idempotency-key'], expect: 200, baseline: EDIT },
   // A purchase the open store acts on (a 200 alone is also what a closed store answers, granting nothing).
   { name: PURCHASE, target: 'writer', method: 'POST', path: '/api/v1/webhooks/card_processor', headers: json, body: '{}', vary: ['purchase'], expect: 200, baseline: INSERT,
     check: (answer) => (answer.data?.processed === true && answer.data.outcomes?.length > 0 ? null : `the purchase was not applied: ${JSON.stringify(answer.data)}`) },
@@ -346,9 +346,9 @@ async function credentialsOf(server) {
 }
 
 /** One request as the scenario's load will send it (its `vary` applied), before the load: the wrong status stops the run. */
-async function probe(p, purchase) {
+async function probe(p, options) {
   const { s, load } = p;
-  const maker = s.vary?.length ? requestMaker(s.vary, { purchase }) : null;
+  const maker = s.vary?.length ? requestMaker(s.vary, options) : null;
   const u = new URL(load.url);
   const req = maker ? maker.next({ method: s.method, path: u.pathname + u.search, headers: load.headers, body: load.body }) : { method: s.method, path: u.pathname + u.search, headers: load.headers, body: load.body };
   const res = await fetch(u.origin + req.path, { method: req.method, headers: req.headers, body: req.body });
@@ -396,6 +396,8 @@ async function measure(database, peer) {
   // The writer's buyers: each purchase takes the next unused one.
   const writer = servers.writer;
   const purchase = writer ? { buyers: { next: writer.buyers.first, last: writer.buyers.last }, productId: writer.product_id, secret: 'whsec_bench' } : undefined;
+  /** What a scenario's `vary` needs besides the request: the next buyers, the writer's editing members. */
+  const varyOptions = (s) => ({ ...(s.vary?.includes('purchase') ? { purchase } : {}), ...(s.vary?.includes('editor') ? { editors: writer.editors } : {}) });
 
   const loadBefore = os.loadavg()[0];
   console.log(
@@ -411,7 +413,7 @@ async function measure(database, peer) {
     const p = { s, urlPath, load: { url: server.url + urlPath, method: s.method, headers, body: s.body, vary: s.vary, connections: settings.connections, durationSeconds: settings.durationSeconds } };
     // One request first: a scenario that answers the wrong status measures the wrong thing.
     await logLevelFor(server, s);
-    const used = await probe(p, purchase);
+    const used = await probe(p, varyOptions(p.s));
     if (purchase) purchase.buyers.next += used;
     prepared.push(p);
   }
@@ -438,7 +440,7 @@ async function measure(database, peer) {
     console.log(`warm-up: every scenario once for ${warmUpSeconds} s, not counted`);
     for (const { s, load } of prepared) {
       await logLevelFor(servers[s.target], s);
-      const r = await runLoad({ ...load, durationSeconds: warmUpSeconds, warmupSeconds: 0, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
+      const r = await runLoad({ ...load, durationSeconds: warmUpSeconds, warmupSeconds: 0, ...varyOptions(s) });
       if (r.purchases) purchase.buyers.next += r.purchases;
       if (TARGETS[s.target]?.real) await settle(servers[s.target], credentials[s.target].machineKey);
     }
@@ -454,7 +456,7 @@ async function measure(database, peer) {
       await logLevelFor(servers[s.target], s);
       for (const t of real) samplers[t].active(s.target === t);
       peerSampler?.active(s.target === 'peer');
-      const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds, ...(s.vary?.includes('purchase') ? { purchase } : {}) });
+      const r = await runLoad({ ...load, warmupSeconds: settings.warmupSeconds, ...varyOptions(s) });
       for (const t of real) samplers[t].active(false);
       peerSampler?.active(false);
       if (TARGETS[s.target]?.real) {

@@ -20,7 +20,7 @@ import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
-import { createMachineKey } from '../dist/accounts/api-keys.js';
+import { createMachineKey, createSessionKey } from '../dist/accounts/api-keys.js';
 import { createUser } from '../dist/accounts/users.js';
 import { loadConfig } from '../dist/config.js';
 import { openDatabase } from '../dist/db/database.js';
@@ -164,7 +164,26 @@ async function writerData(services, now, cardProcessorBase) {
   const tierId = await createTier(ctx, { sbt_name: 'benchpaid', sbt_display_name: 'Paid', sbt_tier_level: 20, sbt_features: {}, sbt_is_active: true });
   const product = await db.insertInto('pro_products').values({ pro_name: 'Bench', pro_link: 'bench', pro_is_active: true, pro_sbt_subscription_tier_id: tierId, pro_price: 1500, pro_card_price_id: 'price_bench' }).returning('pro_product_id').executeTakeFirstOrThrow();
   const buyers = await insertMembers(db, 'buyer', Number(process.env.BENCH_BUYERS ?? 20000));
-  return { staff_public_key: staffKey.publicKey, staff_secret_key: staffKey.secretKey, product_id: Number(product.pro_product_id), buyers };
+  return { staff_public_key: staffKey.publicKey, staff_secret_key: staffKey.secretKey, product_id: Number(product.pro_product_id), buyers, editors: await editorKeys(db, now) };
+}
+
+/** Members who edit their own accounts in the write scenarios, each request the next one. */
+const EDITORS = 200;
+
+/**
+ * EDITORS members, each with a session key (as a login issues it) and the email account_edit sends back:
+ * one member editing their own row 50 times at once would measure PostgreSQL's row lock, not the server.
+ */
+async function editorKeys(db, now) {
+  const { first, last } = await insertMembers(db, 'editor', EDITORS);
+  const rows = await db.selectFrom('usr_users').select(['usr_user_id', 'usr_email']).where('usr_user_id', '>=', first).where('usr_user_id', '<=', last).orderBy('usr_user_id').execute();
+  const expiresTime = new Date(now.getTime() + 365 * 86_400_000);
+  const editors = [];
+  for (const row of rows) {
+    const key = await createSessionKey(db, { userId: row.usr_user_id, name: 'bench', now, expiresTime });
+    editors.push({ public_key: key.publicKey, secret_key: key.secretKey, email: row.usr_email });
+  }
+  return editors;
 }
 
 async function bare() {

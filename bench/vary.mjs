@@ -12,6 +12,11 @@ const CHANGES = {
   'idempotency-key': (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
   /** account_edit's body with another first name, so every request changes the row. */
   'first-name': (req, n) => ({ ...req, body: JSON.stringify({ ...JSON.parse(req.body), usr_first_name: `Bench ${n % 100_000}` }) }),
+  /** The next of the writer's members (options.editors): their session key, and their own email in account_edit's body. */
+  editor: (req, n, o) => {
+    const e = o.editors[n % o.editors.length];
+    return { ...req, headers: { ...req.headers, public_key: e.public_key, secret_key: e.secret_key }, body: JSON.stringify({ ...JSON.parse(req.body), usr_email: e.email }) };
+  },
   /** The write baseline's body: another name. */
   'item-name': (req, n) => ({ ...req, body: JSON.stringify({ name: `item ${n}` }) }),
   /** A CRUD create's form with another title. */
@@ -40,7 +45,7 @@ const CHANGES = {
 
 /**
  * A request maker for the changes `names` lists. `options.purchase` ({buyers: {next, last}, productId,
- * secret}) is needed by 'purchase'. `made.purchases` counts the buyers used, `made.shortOf` the requests
+ * secret}) is needed by 'purchase', `options.editors` ([{public_key, secret_key, email}]) by 'editor'. `made.purchases` counts the buyers used, `made.shortOf` the requests
  * that found none left (sent unchanged, and counted as bad).
  */
 export function requestMaker(names, options = {}) {
