@@ -127,32 +127,24 @@ describeBrowser('browser: the top bar and the phone menu', () => {
     }
   }
 
-  it('no main page scrolls sideways at 390 px (a member with a full cart)', async () => {
-    const { context, page } = await signedIn(PHONE, 5);
+  /** A member with a full cart at this width: no main page scrolls sideways; the cart and the tier form shot. */
+  async function memberPagesFit(viewport: { width: number; height: number }, label: 'phone' | 'desktop'): Promise<void> {
+    const { context, page } = await signedIn(viewport, 5);
     await withFullCart(page);
-    await expectNoSidewaysScroll(page, 'phone', MEMBER_PAGES);
+    await expectNoSidewaysScroll(page, label, MEMBER_PAGES);
     // The cart with its prices and total, and the tier form's number inputs with their unit pickers.
     await page.goto(`${fx.t.baseUrl}/cart`);
     expect(await page.locator('.cart-total').textContent()).toBe('$14,814.72');
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-cart.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `nav-${label}-cart.png`), fullPage: true });
     await page.goto(`${fx.t.baseUrl}/admin/tiers/new`);
     await page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-phone-tier-form.png') });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `nav-${label}-tier-form.png`) });
     await context.close();
-  });
+  }
 
-  it('no main page scrolls sideways at 1280 px (a member with a full cart)', async () => {
-    const { context, page } = await signedIn(DESKTOP, 5);
-    await withFullCart(page);
-    await expectNoSidewaysScroll(page, 'desktop', MEMBER_PAGES);
-    await page.goto(`${fx.t.baseUrl}/cart`);
-    expect(await page.locator('.cart-total').textContent()).toBe('$14,814.72');
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-cart.png'), fullPage: true });
-    await page.goto(`${fx.t.baseUrl}/admin/tiers/new`);
-    await page.locator('#feature_drive_storage_bytes').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'nav-desktop-tier-form.png') });
-    await context.close();
-  });
+  it('no main page scrolls sideways at 390 px (a member with a full cart)', () => memberPagesFit(PHONE, 'phone'));
+
+  it('no main page scrolls sideways at 1280 px (a member with a full cart)', () => memberPagesFit(DESKTOP, 'desktop'));
 
   it('no public page scrolls sideways at 390 px for a guest with a full cart', async () => {
     const context = await fx.browser.newContext({ viewport: PHONE });
