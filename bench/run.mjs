@@ -413,7 +413,7 @@ async function measure(database, peer) {
     const p = { s, urlPath, load: { url: server.url + urlPath, method: s.method, headers, body: s.body, vary: s.vary, connections: settings.connections, durationSeconds: settings.durationSeconds } };
     // One request first: a scenario that answers the wrong status measures the wrong thing.
     await logLevelFor(server, s);
-    const used = await probe(p, varyOptions(p.s));
+    const used = await probe(p, varyOptions(s));
     if (purchase) purchase.buyers.next += used;
     prepared.push(p);
   }

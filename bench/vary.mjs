@@ -45,8 +45,9 @@ const CHANGES = {
 
 /**
  * A request maker for the changes `names` lists. `options.purchase` ({buyers: {next, last}, productId,
- * secret}) is needed by 'purchase', `options.editors` ([{public_key, secret_key, email}]) by 'editor'. `made.purchases` counts the buyers used, `made.shortOf` the requests
- * that found none left (sent unchanged, and counted as bad).
+ * secret}) is needed by 'purchase', `options.editors` ([{public_key, secret_key, email}]) by 'editor'.
+ * `made.purchases` counts the buyers used, `made.shortOf` the requests that found none left (sent
+ * unchanged, and counted as bad).
  */
 export function requestMaker(names, options = {}) {
   const changes = names.map((name) => {

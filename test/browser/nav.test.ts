@@ -110,7 +110,7 @@ describeBrowser('browser: the top bar and the phone menu', () => {
     await context.close();
   });
 
-  // A member's cart with twelve long-named, high-priced shirts: the widest content a main page shows.
+  // A cart (a member's or a guest's) with twelve long-named, high-priced shirts: the widest content a main page shows.
   async function withFullCart(page: Page): Promise<void> {
     const tee = await subscriptionProduct(fx.t, { name: 'Gatehouse supporter T-shirt, extra large', tierId: null, period: null, extra: { pro_price: 123456, pro_currency: 'usd' } });
     await page.goto(`${fx.t.baseUrl}/cart`);
