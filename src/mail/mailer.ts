@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Settings } from '../settings/store.js';
@@ -85,20 +85,27 @@ export function parseSmtpUrl(value: string): Omit<SmtpOptions, 'from'> | null {
 }
 
 export class SmtpMailer implements Mailer {
-  private readonly transporter: Transporter;
+  /** Made at the first message: nodemailer is loaded then, not at start. */
+  private transporter: Promise<Transporter> | undefined;
 
-  constructor(private readonly options: SmtpOptions) {
-    this.transporter = nodemailer.createTransport({
-      host: options.host,
-      port: options.port,
-      // Port 465 speaks TLS from the first byte; other ports upgrade with STARTTLS when offered.
-      secure: options.secure,
-      ...(options.user ? { auth: { user: options.user, pass: options.password } } : {}),
-    });
+  constructor(private readonly options: SmtpOptions) {}
+
+  private transport(): Promise<Transporter> {
+    const o = this.options;
+    this.transporter ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: o.host,
+        port: o.port,
+        // Port 465 speaks TLS from the first byte; other ports upgrade with STARTTLS when offered.
+        secure: o.secure,
+        ...(o.user ? { auth: { user: o.user, pass: o.password } } : {}),
+      }),
+    );
+    return this.transporter;
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transporter.sendMail({
+    await (await this.transport()).sendMail({
       from: message.from ?? (this.options.fromName ? { name: this.options.fromName, address: this.options.from } : this.options.from),
       to: message.to,
       subject: message.subject,

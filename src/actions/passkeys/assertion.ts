@@ -1,4 +1,4 @@
-import { verifyAuthenticationResponse } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { touchPasskey, type StoredPasskey } from '../../accounts/passkeys/credentials.js';
 import { userHandleOf, type RelyingParty } from '../../accounts/passkeys/relying-party.js';
 import type { Clock } from '../../lib/clock.js';
@@ -24,7 +24,7 @@ export async function verifyAssertion(
   if (handle && handle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) return false;
   let newCount: number;
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,

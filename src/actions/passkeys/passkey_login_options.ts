@@ -1,4 +1,4 @@
-import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { defineAction } from '../define.js';
@@ -14,7 +14,7 @@ export default defineAction({
   input: {},
   async run({ db, clock, settings, web }) {
     const rp = relyingParty(web, settings);
-    const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: USER_VERIFICATION, timeout: CEREMONY_TTL_MS });
+    const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.id, userVerification: USER_VERIFICATION, timeout: CEREMONY_TTL_MS });
     await beginCeremony(db, clock, { webSessionId: web.sessionId, kind: 'login', challenge: options.challenge, userId: null });
     return { data: options as unknown as Record<string, unknown> };
   },

@@ -1,4 +1,4 @@
-import { generateRegistrationOptions } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { verifySecret } from '../../accounts/passwords.js';
 import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
@@ -32,7 +32,7 @@ export default defineAction({
       requireRecentPasskeyStepUp({ session, clock, settings }, me.usr_user_id);
     }
     const rp = relyingParty(web, settings);
-    const options = await generateRegistrationOptions({
+    const options = await (await webauthn()).generateRegistrationOptions({
       rpName: rp.name,
       rpID: rp.id,
       userName: me.usr_email,

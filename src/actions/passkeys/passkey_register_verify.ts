@@ -1,4 +1,4 @@
-import { verifyRegistrationResponse } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { consumeCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { insertPasskey, passkeysOf, passkeySummary } from '../../accounts/passkeys/credentials.js';
 import { SUPPORTED_ALGORITHMS } from '../../accounts/passkeys/relying-party.js';
@@ -20,7 +20,7 @@ export default defineAction({
     const rp = relyingParty(web, settings);
     let verification;
     try {
-      verification = await verifyRegistrationResponse({
+      verification = await (await webauthn()).verifyRegistrationResponse({
         response: registrationResponse(input),
         expectedChallenge: ceremony.challenge,
         expectedOrigin: rp.origin,

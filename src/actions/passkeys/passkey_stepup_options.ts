@@ -1,4 +1,4 @@
-import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { CEREMONY_TTL_MS, beginCeremony } from '../../accounts/passkeys/ceremonies.js';
 import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
 import { passkeysOf } from '../../accounts/passkeys/credentials.js';
@@ -17,7 +17,7 @@ export default defineAction({
     const own = await passkeysOf(db, me.usr_user_id);
     if (own.length === 0) throw businessError('You have no passkey to confirm with', { reason: 'no_passkeys' });
     const rp = relyingParty(web, settings);
-    const options = await generateAuthenticationOptions({
+    const options = await (await webauthn()).generateAuthenticationOptions({
       rpID: rp.id,
       userVerification: USER_VERIFICATION,
       timeout: CEREMONY_TTL_MS,

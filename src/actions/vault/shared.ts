@@ -1,4 +1,4 @@
-import { generateAuthenticationOptions } from '@simplewebauthn/server';
+import { webauthn } from '../../accounts/passkeys/webauthn.js';
 import { CEREMONY_TTL_MS, beginCeremony, consumeCeremony, type CeremonyKind } from '../../accounts/passkeys/ceremonies.js';
 import { passkeyByCredentialId, type StoredPasskey } from '../../accounts/passkeys/credentials.js';
 import { USER_VERIFICATION } from '../../accounts/passkeys/relying-party.js';
@@ -86,7 +86,7 @@ export async function requireStepUp(ctx: Ctx, me: PrincipalUser, password: strin
 /** Authentication options for these passkeys that ask the browser to evaluate the vault's PRF salt. */
 export async function beginPrfCeremony(ctx: Ctx, web: WebContext, me: PrincipalUser, kind: CeremonyKind, passkeys: StoredPasskey[]) {
   const rp = relyingParty(web, ctx.settings);
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: USER_VERIFICATION,
     timeout: CEREMONY_TTL_MS,

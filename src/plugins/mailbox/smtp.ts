@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import { ApiError } from '../../http/errors.js';
 import { RateLimitBucket, settingsLimits } from '../../http/rate-limit/bucket.js';
 import type { Services } from '../../services.js';
@@ -148,6 +148,8 @@ export async function startSmtpReceiver(services: ReceiverServices, opts: Receiv
       });
     },
   };
+  // Loaded when a receiver starts, not with the plugin.
+  const { SMTPServer } = await import('smtp-server');
   const server = new SMTPServer(options);
   server.server.prependListener('connection', () => Object.assign(options, limitsNow(settings)));
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { Settings } from '../../settings/store.js';
 
 /** A card-processor subscription as the store needs it (Stripe protocol). */
@@ -123,11 +123,12 @@ function toSubscription(s: Stripe.Subscription): CardSubscription {
 }
 
 export class StripeCardProcessorClient implements CardProcessorClient {
-  private readonly stripe: Stripe;
+  /** The SDK client, made once its module has loaded (it is loaded at the first call, not at start). */
+  private readonly stripe: Promise<Stripe>;
 
   constructor(apiKey: string, apiBase: string) {
     if (!apiKey) throw new Error('card_processor_api_key is not set');
-    this.stripe = new Stripe(apiKey, stripeConfig(apiBase));
+    this.stripe = import('stripe').then(({ default: StripeSdk }) => new StripeSdk(apiKey, stripeConfig(apiBase)));
   }
 
   static fromSettings(settings: Settings): StripeCardProcessorClient {
@@ -135,7 +136,7 @@ export class StripeCardProcessorClient implements CardProcessorClient {
   }
 
   async createCheckoutSession(req: CheckoutSessionRequest) {
-    const session = await this.stripe.checkout.sessions.create({
+    const session = await (await this.stripe).checkout.sessions.create({
       mode: req.mode,
       line_items: req.lineItems.map((l) =>
         'price' in l
@@ -155,23 +156,23 @@ export class StripeCardProcessorClient implements CardProcessorClient {
   }
 
   async getSubscription(subscriptionId: string) {
-    return toSubscription(await this.stripe.subscriptions.retrieve(subscriptionId));
+    return toSubscription(await (await this.stripe).subscriptions.retrieve(subscriptionId));
   }
 
   async cancel(subscriptionId: string, opts: { atPeriodEnd: boolean }) {
-    if (opts.atPeriodEnd) return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
-    return toSubscription(await this.stripe.subscriptions.cancel(subscriptionId));
+    if (opts.atPeriodEnd) return toSubscription(await (await this.stripe).subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+    return toSubscription(await (await this.stripe).subscriptions.cancel(subscriptionId));
   }
 
   async resume(subscriptionId: string) {
-    return toSubscription(await this.stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
+    return toSubscription(await (await this.stripe).subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
   }
 
   async changePlan(subscriptionId: string, priceId: string, opts: { prorate: boolean; chargeNow?: boolean; metadata?: Record<string, string> }) {
     const current = await this.getSubscription(subscriptionId);
     if (!current.itemId) throw new Error(`Subscription ${subscriptionId} has no item to change`);
     const chargeNow = opts.prorate && opts.chargeNow === true;
-    const updated = await this.stripe.subscriptions.update(subscriptionId, {
+    const updated = await (await this.stripe).subscriptions.update(subscriptionId, {
       items: [{ id: current.itemId, price: priceId }],
       proration_behavior: !opts.prorate ? 'none' : chargeNow ? 'always_invoice' : 'create_prorations',
       // A charge that fails must fail the change, not leave it applied and unpaid.
@@ -187,21 +188,21 @@ export class StripeCardProcessorClient implements CardProcessorClient {
   }
 
   private async paidInvoice(invoiceId: string): Promise<CardInvoicePayment | null> {
-    const invoice = await this.stripe.invoices.retrieve(invoiceId);
+    const invoice = await (await this.stripe).invoices.retrieve(invoiceId);
     if (invoice.status !== 'paid' || !invoice.amount_paid) return null;
     const payment = await this.paymentOfInvoice(invoiceId);
     return { invoiceId, amountPaid: invoice.amount_paid, currency: invoice.currency ?? null, paymentIntentId: payment?.paymentIntentId ?? null, chargeId: payment?.chargeId ?? null };
   }
 
   async latestPayment(subscriptionId: string): Promise<CardPayment | null> {
-    const sub = await this.stripe.subscriptions.retrieve(subscriptionId);
+    const sub = await (await this.stripe).subscriptions.retrieve(subscriptionId);
     const invoice = idOf(sub.latest_invoice);
     if (!invoice) return null;
     return this.paymentOfInvoice(invoice);
   }
 
   async paymentOfInvoice(invoice: string): Promise<CardPayment | null> {
-    const payments = await this.stripe.invoicePayments.list({ invoice, status: 'paid', limit: 1 });
+    const payments = await (await this.stripe).invoicePayments.list({ invoice, status: 'paid', limit: 1 });
     const payment = payments.data[0]?.payment;
     const paymentIntentId = idOf(payment?.payment_intent);
     const chargeId = idOf(payment?.charge);
@@ -211,11 +212,11 @@ export class StripeCardProcessorClient implements CardProcessorClient {
   async subscriptionOfPayment(p: { invoiceId: string | null; paymentIntentId: string | null }) {
     let invoiceId = p.invoiceId;
     if (!invoiceId && p.paymentIntentId) {
-      const payments = await this.stripe.invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: p.paymentIntentId }, limit: 1 });
+      const payments = await (await this.stripe).invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: p.paymentIntentId }, limit: 1 });
       invoiceId = idOf(payments.data[0]?.invoice);
     }
     if (!invoiceId) return null;
-    const invoice = await this.stripe.invoices.retrieve(invoiceId);
+    const invoice = await (await this.stripe).invoices.retrieve(invoiceId);
     // Older API versions name the subscription on the invoice itself.
     const legacy = (invoice as unknown as { subscription?: string | { id: string } | null }).subscription;
     const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy);
@@ -223,16 +224,16 @@ export class StripeCardProcessorClient implements CardProcessorClient {
   }
 
   async billingPortalUrl(subscriptionId: string, returnUrl: string): Promise<string> {
-    const sub = await this.stripe.subscriptions.retrieve(subscriptionId);
+    const sub = await (await this.stripe).subscriptions.retrieve(subscriptionId);
     const customer = idOf(sub.customer as string | { id: string } | null);
     if (!customer) throw new Error(`Subscription ${subscriptionId} names no customer`);
-    const session = await this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
+    const session = await (await this.stripe).billingPortal.sessions.create({ customer, return_url: returnUrl });
     return session.url;
   }
 
   async customerSubscriptions(customerId: string): Promise<CustomerSubscription[]> {
     const out: CustomerSubscription[] = [];
-    for await (const s of this.stripe.subscriptions.list({ customer: customerId, limit: 100 })) {
+    for await (const s of (await this.stripe).subscriptions.list({ customer: customerId, limit: 100 })) {
       out.push({ ...toSubscription(s), metadata: { ...(s.metadata ?? {}) } });
     }
     return out;
@@ -240,7 +241,7 @@ export class StripeCardProcessorClient implements CardProcessorClient {
 
   async refund(req: { paymentIntentId?: string; chargeId?: string; amount?: number; metadata?: Record<string, string> }) {
     if (!req.paymentIntentId && !req.chargeId) throw new Error('A refund needs a payment intent or a charge');
-    const refund = await this.stripe.refunds.create({
+    const refund = await (await this.stripe).refunds.create({
       ...(req.paymentIntentId ? { payment_intent: req.paymentIntentId } : { charge: req.chargeId! }),
       ...(req.amount !== undefined ? { amount: req.amount } : {}),
       ...(req.metadata ? { metadata: req.metadata } : {}),

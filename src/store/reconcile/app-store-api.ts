@@ -48,9 +48,6 @@ export class AppStoreApiClient extends AppStoreServerAPIClient {
   }
 }
 
-/** Apple's subscription status values (Get All Subscription Statuses, lastTransactions[].status). */
-export const APPLE_STATUS = { active: 1, expired: 2, billingRetry: 3, gracePeriod: 4, revoked: 5 } as const;
-
 export interface AppStoreSubscription {
   /** lastTransactions[].status: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked. */
   status: number;
@@ -64,7 +61,7 @@ export interface AppStoreSubscription {
  * id, environment). Throws when the API cannot be asked, answers an error, or does not name the subscription.
  */
 export async function readAppStoreSubscription(ctx: StoreContext, originalTransactionId: string): Promise<AppStoreSubscription> {
-  const verifier = verifierFor(ctx.settings);
+  const verifier = await verifierFor(ctx.settings);
   if (!verifier) throw new Error('iOS store signature verification is not configured');
   const client = AppStoreApiClient.fromSettings(ctx.settings);
   const res = await client.getAllSubscriptionStatuses(originalTransactionId);

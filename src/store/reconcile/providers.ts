@@ -1,7 +1,9 @@
 import type { PaymentSource, SubscriptionStatus } from '../../db/types.js';
 import { graceAfter, type StoreContext } from '../events.js';
 import { readPlaySubscription } from '../webhooks/android-store.js';
-import { APPLE_STATUS, readAppStoreSubscription } from './app-store-api.js';
+
+/** Apple's subscription status values (Get All Subscription Statuses, lastTransactions[].status). */
+const APPLE_STATUS = { active: 1, expired: 2, billingRetry: 3, gracePeriod: 4, revoked: 5 } as const;
 
 /**
  * A subscription's state in our words, as its provider reports it (DESIGN 14's statuses), the
@@ -137,6 +139,8 @@ export const PROVIDER_READERS: Readonly<Record<PaymentSource, ProviderReader>> =
     return { status: walletStatus(sub.status, ours, now), periodEnd: sub.status === 'ACTIVE' ? sub.nextBillingTime : null, state: sub.status };
   },
   async ios_store(ctx, ours) {
+    // Loaded here, not at start: the module extends the App Store library's client.
+    const { readAppStoreSubscription } = await import('./app-store-api.js');
     const sub = await readAppStoreSubscription(ctx, ours.reference);
     const autoRenew = typeof sub.renewal?.autoRenewStatus === 'number' ? sub.renewal.autoRenewStatus : undefined;
     const status = appStoreStatus(sub.status, autoRenew, typeof sub.transaction.revocationDate === 'number');

@@ -1,10 +1,12 @@
-import { OAuth2Client } from 'google-auth-library';
+import type { OAuth2Client } from 'google-auth-library';
 import { authError } from '../../http/errors.js';
 import { header, type LoggedDelivery, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
 import { findItemByReference } from '../orders.js';
 
 const GOOGLE_ISSUERS = ['accounts.google.com', 'https://accounts.google.com'];
-const oauth = new OAuth2Client();
+/** Made at the first push: google-auth-library is loaded then, not at start (about 0.3 s). */
+let oauth: Promise<OAuth2Client> | undefined;
+const oauthClient = (): Promise<OAuth2Client> => (oauth ??= import('google-auth-library').then(({ OAuth2Client: Client }) => new Client()));
 
 type Obj = Record<string, any>;
 type Kind = StoreEvent['kind'];
@@ -201,7 +203,7 @@ export const androidStoreWebhook: WebhookAdapter = {
     let claims: Obj | undefined;
     try {
       const certs = await ctx.deps.googleOidcCertificates(ctx.settings);
-      claims = (await oauth.verifySignedJwtWithCertsAsync(token, certs, audience, GOOGLE_ISSUERS)).getPayload();
+      claims = (await (await oauthClient()).verifySignedJwtWithCertsAsync(token, certs, audience, GOOGLE_ISSUERS)).getPayload();
     } catch {
       throw authError(401, 'Invalid Android store push token');
     }

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { authError } from '../../http/errors.js';
 import { graceAfter, header, intOrNull, type StoreContext, type StoreEvent, type VerifiedDelivery, type WebhookAdapter } from '../events.js';
 import { findItemByPayment } from '../orders.js';
@@ -219,7 +219,8 @@ export const cardProcessorWebhook: WebhookAdapter = {
     if (!secret) throw authError(401, 'Card processor webhooks are not configured');
     let event: Stripe.Event;
     try {
-      event = Stripe.webhooks.constructEvent(req.rawBody, signature, secret, CARD_PROCESSOR_TOLERANCE_SECONDS, undefined, ctx.clock.nowMs());
+      const { default: StripeSdk } = await import('stripe');
+      event = StripeSdk.webhooks.constructEvent(req.rawBody, signature, secret, CARD_PROCESSOR_TOLERANCE_SECONDS, undefined, ctx.clock.nowMs());
     } catch {
       throw authError(401, 'Invalid card processor signature');
     }

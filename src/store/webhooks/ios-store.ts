@@ -1,18 +1,12 @@
-import {
-  Environment,
-  SignedDataVerifier,
-  VerificationException,
-  VerificationStatus,
-  type JWSRenewalInfoDecodedPayload,
-  type JWSTransactionDecodedPayload,
-  type ResponseBodyV2DecodedPayload,
-} from '@apple/app-store-server-library';
+import type { Environment, JWSRenewalInfoDecodedPayload, JWSTransactionDecodedPayload, ResponseBodyV2DecodedPayload, SignedDataVerifier } from '@apple/app-store-server-library';
 import { ApiError, authError } from '../../http/errors.js';
 import type { Settings } from '../../settings/store.js';
 import type { StoreEvent, VerifiedDelivery, WebhookAdapter } from '../events.js';
 
-/** The environments whose payloads are signed by the App Store; Xcode and LocalTesting are not, so they are refused. */
-const SIGNED_ENVIRONMENTS: Record<string, Environment> = { Production: Environment.PRODUCTION, Sandbox: Environment.SANDBOX };
+/** @apple/app-store-server-library, loaded at its first use rather than at start (about 0.3 s with its dependencies). */
+function appStoreLibrary(): Promise<typeof import('@apple/app-store-server-library')> {
+  return import('@apple/app-store-server-library');
+}
 
 /** The DER certificates of a PEM list (ios_store_root_certificates). */
 export function pemListToDer(pems: string): Buffer[] {
@@ -27,8 +21,11 @@ let cached: { key: string; verifier: SignedDataVerifier } | null = null;
  * the responder each certificate names) and for validity at the current date. The library skips
  * verification only for Xcode and LocalTesting payloads, which are not signed and refused here.
  */
-export function verifierFor(settings: Settings): SignedDataVerifier | null {
-  const environment = SIGNED_ENVIRONMENTS[settings.string('ios_store_environment')];
+export async function verifierFor(settings: Settings): Promise<SignedDataVerifier | null> {
+  const { Environment, SignedDataVerifier } = await appStoreLibrary();
+  // The environments whose payloads are signed by the App Store; Xcode and LocalTesting are not, so they are refused.
+  const signedEnvironments: Record<string, Environment> = { Production: Environment.PRODUCTION, Sandbox: Environment.SANDBOX };
+  const environment = signedEnvironments[settings.string('ios_store_environment')];
   const bundleId = settings.string('ios_store_bundle_id');
   const roots = pemListToDer(settings.string('ios_store_root_certificates'));
   const appAppleId = Number(settings.string('ios_store_app_apple_id')) || undefined;
@@ -149,7 +146,7 @@ export const iosStoreWebhook: WebhookAdapter = {
       signedPayload = undefined;
     }
     if (typeof signedPayload !== 'string' || signedPayload === '') throw authError(400, 'Missing signedPayload');
-    const verifier = verifierFor(ctx.settings);
+    const verifier = await verifierFor(ctx.settings);
     if (!verifier) throw authError(401, 'iOS store notifications are not configured');
     let notification: ResponseBodyV2DecodedPayload;
     let transaction: JWSTransactionDecodedPayload | null = null;
@@ -161,6 +158,7 @@ export const iosStoreWebhook: WebhookAdapter = {
     } catch (err) {
       // The certificates' OCSP responder could not be asked: the signature is not known to be bad, so
       // the App Store is told to retry (any non-2xx answer makes it redeliver) rather than refused.
+      const { VerificationException, VerificationStatus } = await appStoreLibrary();
       if (err instanceof VerificationException && err.status === VerificationStatus.RETRYABLE_VERIFICATION_FAILURE) {
         throw new ApiError(500, 'TransactionError', 'The iOS store signature could not be checked now (certificate status unavailable); it will be accepted on retry');
       }
