@@ -39,7 +39,7 @@ const passThrough = argv.filter((a) => a !== '--quick');
 if (quick) {
   console.log('npm run test:quick: unit tests and the core API files (about 2 minutes on 2 idle CPUs); `npm test` runs everything');
 } else {
-  console.log('npm test: every test (about 20 minutes on 2 idle CPUs); `npm run test:quick` runs a 2-minute subset');
+  console.log('npm test: every test (about 12 minutes on 2 idle CPUs); `npm run test:quick` runs a 2-minute subset');
   const build = run('npx', ['tsc', '-p', 'tsconfig.json']);
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
