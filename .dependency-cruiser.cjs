@@ -10,6 +10,8 @@ const FLOORS = [
   ['guests', '^src/plugins/'],
   ['roof', '^src/boot/|^src/main[.]ts$'],
 ];
+// Provider SDKs whose loading every CLI command and process start would pay if they were imported statically.
+const LOADED_ON_USE = 'node_modules/(stripe|@simplewebauthn/server|@apple/app-store-server-library|google-auth-library|nodemailer|smtp-server|mailparser)/';
 const looksUp = FLOORS.slice(0, -1).map(([name, path], i) => ({
   name: `${name}-looks-up`,
   severity: 'error',
@@ -49,6 +51,24 @@ module.exports = {
       to: { path: '^src/plugins/', pathNot: '^src/plugins/$1/' },
     },
     {
+      name: 'provider-sdks-load-on-use',
+      severity: 'error',
+      comment: 'Together these take ~0.8 s to load, which every CLI command and process start would pay: import their types statically and their code with import() where it is first used.',
+      // app-store-api.ts extends the App Store library's client; its one consumer imports it with import().
+      from: { path: '^src/', pathNot: '^src/store/reconcile/app-store-api[.]ts$' },
+      to: {
+        path: LOADED_ON_USE,
+        dependencyTypesNot: ['type-only', 'type-import', 'dynamic-import'],
+      },
+    },
+    {
+      name: 'app-store-client-loads-on-use',
+      severity: 'error',
+      comment: 'app-store-api.ts brings the App Store library with it: import it with import() where it is first used.',
+      from: {},
+      to: { path: '^src/store/reconcile/app-store-api[.]ts$', dependencyTypesNot: ['type-only', 'type-import', 'dynamic-import'] },
+    },
+    {
       name: 'services-bag-above-the-doors-only',
       severity: 'error',
       from: { pathNot: '^src/(surfaces|web|openapi|cli|plugin-kit|plugins|boot)/|^src/services[.]ts$' },
@@ -58,7 +78,9 @@ module.exports = {
   options: {
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    includeOnly: '^src/',
+    // src/ and, so the rule above can see them, the provider SDKs (not followed into).
+    includeOnly: ['^src/', `^${LOADED_ON_USE}`],
+    doNotFollow: { path: 'node_modules' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },
   },
 };
