@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createMachineKey, type IssuedKey } from '../../src/accounts/api-keys.js';
 import { createUser } from '../../src/accounts/users.js';
@@ -46,7 +49,9 @@ export interface TestAppOptions {
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const database = await openTestDatabase();
   const clock = new TestClock(opts.start ?? '2026-03-01T12:00:00Z');
-  const config: Config = { ...loadConfig({}), ...opts.config, databaseUrl: process.env.DATABASE_URL };
+  // A data folder of its own unless the test names one (the default, ./data, is the checkout's).
+  const ownDataDir = opts.config?.dataDir === undefined ? mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-data-')) : null;
+  const config: Config = { ...loadConfig({}), ...(ownDataDir ? { dataDir: ownDataDir } : {}), ...opts.config, databaseUrl: process.env.DATABASE_URL };
   const rateLimitStore = process.env.REDIS_URL
     ? new RedisRateLimitStore(process.env.REDIS_URL, `gatehouse:test:${randomHex(6)}:`)
     : new MemoryRateLimitStore();
@@ -68,6 +73,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       await app.close();
       await services.close();
       await database.close();
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
     },
     async request(o) {
       const res = await app.inject(o);
