@@ -12,8 +12,6 @@ const OWN_PROCESS = ['test/api/plugin-modules.test.ts', 'test/browser/**/*.test.
 
 export default defineConfig({
   test: {
-    // The cluster, crash and long fuzz runs start their own processes: `npm run test:cluster`.
-    exclude: [...configDefaults.exclude, 'test/cluster/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
@@ -21,6 +19,7 @@ export default defineConfig({
     // Suites that start the server process wait for a first start of the embedded database.
     hookTimeout: 180_000,
     reporters: ['default'],
+    // The cluster, crash and long fuzz runs (test/cluster) start their own processes: `npm run test:cluster`.
     projects: [
       { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/cluster/**', ...OWN_PROCESS], isolate: false } },
       { extends: true, test: { name: 'own-process', include: OWN_PROCESS } },

@@ -50,8 +50,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const database = await openTestDatabase();
   const clock = new TestClock(opts.start ?? '2026-03-01T12:00:00Z');
   // A data folder of its own unless the test names one (the default, ./data, is the checkout's).
-  const ownDataDir = opts.config?.dataDir === undefined ? mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-data-')) : null;
-  const config: Config = { ...loadConfig({}), ...(ownDataDir ? { dataDir: ownDataDir } : {}), ...opts.config, databaseUrl: process.env.DATABASE_URL };
+  const ownDataDir = opts.config?.dataDir === undefined;
+  const dataDir = opts.config?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-data-'));
+  const config: Config = { ...loadConfig({}), ...opts.config, dataDir, databaseUrl: process.env.DATABASE_URL };
   const rateLimitStore = process.env.REDIS_URL
     ? new RedisRateLimitStore(process.env.REDIS_URL, `gatehouse:test:${randomHex(6)}:`)
     : new MemoryRateLimitStore();
@@ -73,7 +74,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       await app.close();
       await services.close();
       await database.close();
-      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+      if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
     async request(o) {
       const res = await app.inject(o);
