@@ -2,7 +2,7 @@ import pg from 'pg';
 import { assertPlainIdentifier } from './identifier.js';
 
 /**
- * The channel the row-change triggers (migration 0028) notify on every write, by any process, to a table
+ * The channel the row-change triggers (migrations 0028 and 0043) notify on every write, by any process, to a table
  * whose rows servers cache: the payload is '<table>:<primary key>', or '<table>' for a truncate.
  */
 export const ROW_CHANGES = 'gatehouse_changes';

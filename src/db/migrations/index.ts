@@ -31,6 +31,7 @@ import * as memberEmails from './0039_member_emails.js';
 import * as memberImportJobs from './0040_member_import_jobs.js';
 import * as ghostImports from './0041_ghost_imports.js';
 import * as contentFeatureImages from './0042_content_feature_images.js';
+import * as rowChangeNotifyStaticKeys from './0043_row_change_notify_static_keys.js';
 
 /** Every migration, in order. Names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0040_member_import_jobs': memberImportJobs,
   '0041_ghost_imports': ghostImports,
   '0042_content_feature_images': contentFeatureImages,
+  '0043_row_change_notify_static_keys': rowChangeNotifyStaticKeys,
 };
