@@ -31,22 +31,24 @@ if (database.pglite) {
     const end = buf.indexOf(0, at);
     return [Buffer.from(buf.subarray(at, end)).toString(), end + 1];
   };
+  // An exchange may carry more than one statement (a transaction's BEGIN goes with its first statement):
+  // its texts, in order, joined by ' + '.
   const statementText = (message) => {
-    let text = null;
+    const texts = [];
     for (let at = 0; at < message.length; ) {
       const type = String.fromCharCode(message[at]);
       const length = Buffer.from(message.buffer, message.byteOffset + at + 1, 4).readInt32BE(0);
       if (type === 'P') {
         const [name, next] = cstring(message, at + 5);
-        text = cstring(message, next)[0];
-        textOfName.set(name, text);
+        textOfName.set(name, cstring(message, next)[0]);
       } else if (type === 'B') {
         const [, next] = cstring(message, at + 5);
-        text ??= textOfName.get(cstring(message, next)[0]) ?? null;
+        const text = textOfName.get(cstring(message, next)[0]);
+        if (text !== undefined) texts.push(text);
       }
       at += 1 + length;
     }
-    return text;
+    return texts.length > 0 ? texts.join(' + ') : null;
   };
   const wrap = (method, textOf) => {
     const original = database.pglite[method].bind(database.pglite);
@@ -56,7 +58,7 @@ if (database.pglite) {
         return await original(first, ...rest);
       } finally {
         const text = textOf(first);
-        if (text !== null) trace?.push({ text: text.replace(/\s+/g, ' ').slice(0, 140), ms: performance.now() - start });
+        if (text !== null) trace?.push({ text: text.replace(/\s+/g, ' ').slice(0, Number(process.env.BENCH_TEXT ?? 140)), ms: performance.now() - start });
       }
     };
   };
@@ -129,7 +131,7 @@ for (const [name, make] of Object.entries(kinds)) {
     byText.set(s.text, e);
   }
   const dbMs = statements.reduce((t, s) => t + s.ms, 0) / REPEAT;
-  console.log(`\n${name}: ${(statements.length / REPEAT).toFixed(1)} statements, ${dbMs.toFixed(2)} ms in the database, ${wall.toFixed(2)} ms in all, per request`);
+  console.log(`\n${name}: ${(statements.length / REPEAT).toFixed(1)} exchanges, ${dbMs.toFixed(2)} ms in the database, ${wall.toFixed(2)} ms in all, per request`);
   for (const [text, e] of [...byText].sort((a, b) => b[1].ms - a[1].ms)) console.log(`  ${(e.count / REPEAT).toFixed(1).padStart(5)} × ${(e.ms / REPEAT).toFixed(2).padStart(6)} ms  ${text}`);
 }
 if (cardProcessor.unexpected().length > 0) console.log(`\nthe card processor was asked what the fake does not answer: ${cardProcessor.unexpected().join(', ')}`);

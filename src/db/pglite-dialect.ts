@@ -101,16 +101,40 @@ export interface CopyFromBlobQuery extends CompiledQuery {
 
 class PGliteConnection implements DatabaseConnection {
   private readonly statements: PGliteStatements;
+  /**
+   * A transaction's BEGIN, not yet sent: it goes in the same exchange as the transaction's first
+   * statement (each exchange with the embedded server costs about as much as a small statement), and
+   * not at all when the transaction runs none.
+   */
+  private pendingBegin: string | null = null;
 
   constructor(private readonly db: PGlite) {
     this.statements = new PGliteStatements(db);
   }
 
+  begin(statement: string): void {
+    this.pendingBegin = statement;
+  }
+
+  /** Ends the transaction with `statement` (commit or rollback); one that never began has nothing to end. */
+  async end(statement: 'commit' | 'rollback'): Promise<void> {
+    if (this.pendingBegin !== null) {
+      this.pendingBegin = null;
+      return;
+    }
+    await this.executeQuery(CompiledQuery.raw(statement));
+  }
+
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const blob = (compiled as Partial<CopyFromBlobQuery>).blob;
+    const opening = this.pendingBegin ?? undefined;
+    // Taken whether or not the exchange succeeds: either BEGIN ran (the transaction is open, failed or
+    // not, and the rollback ends it) or it did not (and a rollback outside a transaction is harmless).
+    this.pendingBegin = null;
+    if (blob && opening !== undefined) await this.statements.run(opening, []);
     const result = blob
       ? await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], { blob })
-      : await this.statements.run<R>(compiled.sql, compiled.parameters);
+      : await this.statements.run<R>(compiled.sql, compiled.parameters, opening);
     const affected = result.affectedRows;
     return {
       rows: result.rows,
@@ -145,15 +169,15 @@ class PGliteDriver implements Driver {
 
   async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const isolation = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
-    await conn.executeQuery(CompiledQuery.raw(`begin${isolation}`));
+    (conn as PGliteConnection).begin(`begin${isolation}`);
   }
 
   async commitTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('commit'));
+    await (conn as PGliteConnection).end('commit');
   }
 
   async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('rollback'));
+    await (conn as PGliteConnection).end('rollback');
   }
 
   async releaseConnection(conn: DatabaseConnection): Promise<void> {

@@ -58,9 +58,13 @@ export class PGliteStatements {
     return this.names.size;
   }
 
-  async run<R>(sql: string, parameters: readonly unknown[]): Promise<{ rows: R[]; affectedRows: number | undefined }> {
+  /**
+   * Runs one statement. `opening`, a statement without parameters or result (a transaction's BEGIN), runs
+   * first in the same exchange: a transaction's first statement costs no exchange of its own.
+   */
+  async run<R>(sql: string, parameters: readonly unknown[], opening?: string): Promise<{ rows: R[]; affectedRows: number | undefined }> {
     try {
-      return await this.exchange<R>(sql, parameters);
+      return await this.exchange<R>(sql, parameters, opening);
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (typeof code !== 'string' || !STALE_STATEMENT.has(code)) throw e;
@@ -72,12 +76,13 @@ export class PGliteStatements {
     }
   }
 
-  private async exchange<R>(sql: string, parameters: readonly unknown[]) {
+  private async exchange<R>(sql: string, parameters: readonly unknown[], opening?: string) {
     const { serialize } = protocol;
     const parts: Uint8Array[] = [];
     if (this.toClose.length > 0 && !this.db.isInTransaction()) {
       for (const name of this.toClose.splice(0)) parts.push(serialize.close({ type: 'S', name }));
     }
+    if (opening !== undefined) parts.push(serialize.parse({ text: opening, name: '' }), serialize.bind({ statement: '' }), serialize.execute({}));
     let name = this.names.get(sql);
     const fresh = name === undefined && planMayBeKept(sql);
     if (name === undefined) {
@@ -101,7 +106,8 @@ export class PGliteStatements {
     }
     if (fresh) this.remember(sql, name);
     await this.db.syncToFs();
-    const result = parse.parseResults(messages, this.db.parsers)[0];
+    const results = parse.parseResults(messages, this.db.parsers);
+    const result = results[results.length - 1];
     return { rows: (result?.rows ?? []) as R[], affectedRows: result?.affectedRows };
   }
 

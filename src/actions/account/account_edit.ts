@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
+import { MEMBER_COLUMNS, memberBefore, recordMemberUpdated } from '../../accounts/member-events.js';
 import { formatTimestamp } from '../../lib/time.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { validationError } from '../../http/errors.js';
@@ -22,6 +22,26 @@ function genderChoice(stored: unknown): { gender: string | null; self: string | 
   if ((GENDERS as readonly string[]).includes(stored) && stored !== 'self_describe') return { gender: stored, self: null };
   return { gender: 'self_describe', self: stored };
 }
+
+/**
+ * What the update hands back: the profile's columns and member.updated's. Named, not `*`: a statement
+ * returning `*` is planned again on every run (db/statement-shape.ts).
+ */
+const WRITTEN_COLUMNS = [
+  ...new Set([
+    'usr_user_id',
+    'usr_first_name',
+    'usr_last_name',
+    'usr_nickname',
+    'usr_email',
+    'usr_email_is_verified',
+    'usr_timezone',
+    'usr_bio',
+    'usr_date_of_birth',
+    'usr_gender',
+    ...MEMBER_COLUMNS,
+  ] as const),
+];
 
 function profile(u: Record<string, unknown>) {
   const { gender, self } = genderChoice(u.usr_gender);
@@ -94,7 +114,7 @@ export default defineAction({
         usr_update_time: now,
       })
       .where('usr_user_id', '=', me.usr_user_id)
-      .returningAll()
+      .returning(WRITTEN_COLUMNS)
       .executeTakeFirstOrThrow()
       .catch((e: unknown) => {
         if (isUniqueViolation(e)) throw validationError({ usr_email: 'is already used by another account' });
