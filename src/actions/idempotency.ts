@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { deferredWrite } from '../db/deferred-write.js';
 import type { DB } from '../db/types.js';
 import type { Principal } from '../accounts/auth/principal.js';
 import type { Clock } from '../lib/clock.js';
@@ -146,13 +147,17 @@ export class IdempotencyStore {
     return this.judge(row, fingerprint);
   }
 
-  /** Stores the response; pass the action's transaction so the result and its effects commit together. */
+  /**
+   * Stores the response; pass the action's transaction so the result and its effects commit together
+   * (there it is the last write, and goes to the embedded database with the commit: deferredWrite).
+   */
   async store(id: number, response: StoredResponse, db: Kysely<DB> = this.db): Promise<void> {
-    await db
+    const update = db
       .updateTable('aik_api_idempotency_keys')
       .set({ aik_state: 'stored', aik_status: response.status, aik_body: response.body, aik_update_time: this.clock.now() })
-      .where('aik_api_idempotency_key_id', '=', id)
-      .execute();
+      .where('aik_api_idempotency_key_id', '=', id);
+    if (db.isTransaction) await deferredWrite(db, update);
+    else await update.execute();
   }
 
   /** Gives a claim back when the request failed without a response worth replaying (a 5xx). */

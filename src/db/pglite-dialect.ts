@@ -12,7 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import { PGliteStatements } from './pglite-statements.js';
+import { PGliteStatements, type Statement } from './pglite-statements.js';
 
 /**
  * How long the one PGlite connection may pass from holder to holder within one turn of the event loop.
@@ -92,6 +92,14 @@ export class ConnectionMutex {
 }
 
 /**
+ * A write whose result nobody reads, deferred inside a transaction to go with the transaction's next
+ * statement (its commit at the latest): see deferredWrite.
+ */
+export interface DeferredWrite extends CompiledQuery {
+  readonly deferred: true;
+}
+
+/**
  * A `COPY ... FROM '/dev/blob'` statement with the data it loads: PGlite's bulk load, run through Kysely
  * (`db.executeQuery`) so that it waits its turn on the connection like any other statement.
  */
@@ -102,39 +110,44 @@ export interface CopyFromBlobQuery extends CompiledQuery {
 class PGliteConnection implements DatabaseConnection {
   private readonly statements: PGliteStatements;
   /**
-   * A transaction's BEGIN, not yet sent: it goes in the same exchange as the transaction's first
-   * statement (each exchange with the embedded server costs about as much as a small statement), and
-   * not at all when the transaction runs none.
+   * What the open transaction has not sent yet: its BEGIN and the writes deferred to its next statement
+   * (deferredWrite). They go in the same exchange as the next statement (each exchange with the embedded
+   * server costs about as much as a small statement); a transaction that runs nothing sends nothing.
    */
-  private pendingBegin: string | null = null;
+  private unsent: Statement[] = [];
+  private inTransaction = false;
+  /** Whether the open transaction's BEGIN has gone to the server. */
+  private begun = false;
 
   constructor(private readonly db: PGlite) {
     this.statements = new PGliteStatements(db);
   }
 
   begin(statement: string): void {
-    this.pendingBegin = statement;
+    this.inTransaction = true;
+    this.begun = false;
+    this.unsent = [{ sql: statement, parameters: [] }];
   }
 
-  /** Ends the transaction with `statement` (commit or rollback); one that never began has nothing to end. */
+  /** Ends the transaction with `statement`: a commit sends what is unsent with it; a rollback drops it. */
   async end(statement: 'commit' | 'rollback'): Promise<void> {
-    if (this.pendingBegin !== null) {
-      this.pendingBegin = null;
+    this.inTransaction = false;
+    const unsent = this.unsent;
+    if (statement === 'rollback') this.unsent = [];
+    // A transaction that never reached the server has nothing to end, unless a commit has writes to send.
+    if (!this.begun && (statement === 'rollback' || unsent.length === 1)) {
+      this.unsent = [];
       return;
     }
-    await this.executeQuery(CompiledQuery.raw(statement));
+    await this.run(CompiledQuery.raw(statement));
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const blob = (compiled as Partial<CopyFromBlobQuery>).blob;
-    const opening = this.pendingBegin ?? undefined;
-    // Taken whether or not the exchange succeeds: either BEGIN ran (the transaction is open, failed or
-    // not, and the rollback ends it) or it did not (and a rollback outside a transaction is harmless).
-    this.pendingBegin = null;
-    if (blob && opening !== undefined) await this.statements.run(opening, []);
-    const result = blob
-      ? await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], { blob })
-      : await this.statements.run<R>(compiled.sql, compiled.parameters, opening);
+    if ((compiled as Partial<DeferredWrite>).deferred === true && this.inTransaction) {
+      this.unsent.push({ sql: compiled.sql, parameters: compiled.parameters });
+      return { rows: [] };
+    }
+    const result = await this.run<R>(compiled);
     const affected = result.affectedRows;
     return {
       rows: result.rows,
@@ -142,6 +155,21 @@ class PGliteConnection implements DatabaseConnection {
         ? { numAffectedRows: BigInt(affected) }
         : {}),
     };
+  }
+
+  private async run<R>(compiled: CompiledQuery): Promise<{ rows: R[]; affectedRows: number | undefined }> {
+    const blob = (compiled as Partial<CopyFromBlobQuery>).blob;
+    // Taken whether or not the exchange succeeds: what ran is in the transaction (a failure leaves it
+    // aborted, and the rollback ends it); what did not run never will.
+    const before = this.unsent;
+    this.unsent = [];
+    if (this.inTransaction) this.begun = true;
+    if (blob) {
+      if (before.length > 0) await this.statements.run('select 1', [], before);
+      const loaded = await this.db.query<R>(compiled.sql, compiled.parameters as unknown[], { blob });
+      return { rows: loaded.rows, affectedRows: loaded.affectedRows };
+    }
+    return this.statements.run<R>(compiled.sql, compiled.parameters, before);
   }
 
   // eslint-disable-next-line require-yield

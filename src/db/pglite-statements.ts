@@ -40,6 +40,22 @@ function wireValue(value: unknown): string | Buffer | null {
  * to roll back). A kept statement found stale is forgotten and, outside a transaction, run again from its
  * text.
  */
+/** A statement and its parameters. */
+export interface Statement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+/**
+ * The last statement's count of rows written. PGlite's parseResults counts cumulatively over an exchange
+ * (each result holds the sum so far), so the statements before it are taken off.
+ */
+function affectedRowsOf(results: ReadonlyArray<{ affectedRows?: number }>): number {
+  const last = results[results.length - 1]?.affectedRows ?? 0;
+  const previous = results.length > 1 ? (results[results.length - 2]?.affectedRows ?? 0) : 0;
+  return last - previous;
+}
+
 export class PGliteStatements {
   /** Kept statements' names by their text, least recently used first. */
   private readonly names = new Map<string, string>();
@@ -59,41 +75,48 @@ export class PGliteStatements {
   }
 
   /**
-   * Runs one statement. `opening`, a statement without parameters or result (a transaction's BEGIN), runs
-   * first in the same exchange: a transaction's first statement costs no exchange of its own.
+   * Runs one statement and answers its result. `before`, statements whose results nobody reads (a
+   * transaction's BEGIN, writes deferred to the next statement), run first in the same exchange: each
+   * exchange with the embedded server costs about as much as a small statement. An error in any of them
+   * fails the exchange, and the statements after it do not run.
    */
-  async run<R>(sql: string, parameters: readonly unknown[], opening?: string): Promise<{ rows: R[]; affectedRows: number | undefined }> {
+  async run<R>(sql: string, parameters: readonly unknown[], before: readonly Statement[] = []): Promise<{ rows: R[]; affectedRows: number | undefined }> {
+    const statements = [...before, { sql, parameters }];
     try {
-      return await this.exchange<R>(sql, parameters, opening);
+      return await this.exchange<R>(statements);
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (typeof code !== 'string' || !STALE_STATEMENT.has(code)) throw e;
-      // A DISCARD ALL took every kept statement; a changed result, this one.
+      // A DISCARD ALL took every kept statement; a changed result, the one that ran last (the one answered).
       if (code === '26000') this.names.clear();
       else this.forget(sql);
       if (this.db.isInTransaction()) throw e;
-      return this.exchange<R>(sql, parameters);
+      return this.exchange<R>(statements);
     }
   }
 
-  private async exchange<R>(sql: string, parameters: readonly unknown[], opening?: string) {
+  private async exchange<R>(statements: readonly Statement[]) {
     const { serialize } = protocol;
     const parts: Uint8Array[] = [];
     if (this.toClose.length > 0 && !this.db.isInTransaction()) {
       for (const name of this.toClose.splice(0)) parts.push(serialize.close({ type: 'S', name }));
     }
-    if (opening !== undefined) parts.push(serialize.parse({ text: opening, name: '' }), serialize.bind({ statement: '' }), serialize.execute({}));
-    let name = this.names.get(sql);
-    const fresh = name === undefined && planMayBeKept(sql);
-    if (name === undefined) {
-      // The unnamed statement ('') when its plan may not be kept: parsed and planned every time.
-      name = fresh ? `${this.prefix}${++this.made}` : '';
-      parts.push(serialize.parse({ text: sql, name }));
-    } else {
-      this.names.delete(sql);
-      this.names.set(sql, name);
+    const fresh: Array<{ sql: string; name: string }> = [];
+    for (const { sql, parameters } of statements) {
+      let name = this.names.get(sql);
+      if (name === undefined) {
+        // The unnamed statement ('') when its plan may not be kept: parsed and planned every time.
+        const keep = planMayBeKept(sql) && !fresh.some((f) => f.sql === sql);
+        name = keep ? `${this.prefix}${++this.made}` : '';
+        if (keep) fresh.push({ sql, name });
+        parts.push(serialize.parse({ text: sql, name }));
+      } else {
+        this.names.delete(sql);
+        this.names.set(sql, name);
+      }
+      parts.push(serialize.bind({ statement: name, values: parameters.map(wireValue) }), serialize.describe({ type: 'P' }), serialize.execute({}));
     }
-    parts.push(serialize.bind({ statement: name, values: parameters.map(wireValue) }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync());
+    parts.push(serialize.sync());
     const message = Buffer.concat(parts);
     let messages;
     try {
@@ -101,14 +124,15 @@ export class PGliteStatements {
       // also copy the raw bytes, and hands them to whatever raw-data callback the socket server left set).
       messages = await this.db.runExclusive(() => this.db.execProtocolStream(message, { syncToFs: false }));
     } catch (e) {
-      if (fresh) this.toClose.push(name);
+      for (const { name } of fresh) this.toClose.push(name);
       throw e;
     }
-    if (fresh) this.remember(sql, name);
+    for (const { sql, name } of fresh) this.remember(sql, name);
     await this.db.syncToFs();
+    // A result per statement, in order: the last is the one asked for.
     const results = parse.parseResults(messages, this.db.parsers);
     const result = results[results.length - 1];
-    return { rows: (result?.rows ?? []) as R[], affectedRows: result?.affectedRows };
+    return { rows: (result?.rows ?? []) as R[], affectedRows: result?.affectedRows === undefined ? undefined : affectedRowsOf(results) };
   }
 
   private remember(sql: string, name: string): void {

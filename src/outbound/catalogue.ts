@@ -42,9 +42,12 @@ export interface OutboundEvent {
   data: Record<string, unknown>;
 }
 
-/** The event as it was written, with its row id (the order events were committed in is not guaranteed by it). */
+/**
+ * The event as it was written, with its row id (the order events were committed in is not guaranteed by
+ * it): null when the row went to the database with the transaction's next statement (recordEvent).
+ */
 export interface RecordedEvent extends OutboundEvent {
-  rowId: number;
+  rowId: number | null;
   /** The member the event is about, when there is one (member emails go to them). */
   userId: number | null;
 }

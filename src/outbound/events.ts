@@ -4,8 +4,9 @@ import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatTimestamp } from '../lib/time.js';
 import { MAX_EVENT_DATA_BYTES, OUTBOUND_API_VERSION, isOutboundEventType, type OutboundEvent, type OutboundEventType, type RecordedEvent } from './catalogue.js';
-import { fanOutEmails } from './emails/fanout.js';
-import { insertEventWithDeliveries } from './webhooks/fanout.js';
+import { deferredWrite } from '../db/deferred-write.js';
+import { fanOutEmails, mayQueueEmail } from './emails/fanout.js';
+import { eventWithDeliveries, insertEventWithDeliveries } from './webhooks/fanout.js';
 
 export * from './catalogue.js';
 
@@ -36,9 +37,14 @@ export async function recordEvent(
   const now = clock.now();
   const event: OutboundEvent = { id: opts.id ?? newEventId(), type, timestamp: formatTimestamp(now), api_version: OUTBOUND_API_VERSION, data };
   const userId = opts.userId ?? null;
-  // The row and its webhook deliveries in one statement.
-  const rowId = await insertEventWithDeliveries(trx, clock, { uid: event.id, type, userId, payload: JSON.stringify(event), now });
-  const recorded: RecordedEvent = { ...event, rowId, userId };
-  await fanOutEmails(trx, clock, recorded);
-  return recorded;
+  // The row and its webhook deliveries in one statement; when no member email needs the row's id, that
+  // statement goes to the database with the transaction's next one.
+  const values = { uid: event.id, type, userId, payload: JSON.stringify(event), now };
+  if (type !== 'test' && !mayQueueEmail(type, userId)) {
+    await deferredWrite(trx, eventWithDeliveries(clock, values));
+    return { ...event, rowId: null, userId };
+  }
+  const rowId = await insertEventWithDeliveries(trx, clock, values);
+  await fanOutEmails(trx, clock, { ...event, rowId, userId });
+  return { ...event, rowId, userId };
 }

@@ -60,8 +60,12 @@ function verify(secret: string, r: Received): unknown {
   }
 }
 
-const delivery = (eventRowId: number) =>
-  t.services.db.selectFrom('whd_webhook_deliveries').selectAll().where('whd_obe_outbound_event_id', '=', eventRowId).executeTakeFirstOrThrow();
+/** An event's row id, found by its id (recordEvent may write the row with the transaction's next statement, without answering it). */
+const rowIdOf = async (e: { id: string }) =>
+  Number((await t.services.db.selectFrom('obe_outbound_events').select('obe_outbound_event_id').where('obe_uid', '=', e.id).executeTakeFirstOrThrow()).obe_outbound_event_id);
+
+const delivery = async (e: { id: string }) =>
+  t.services.db.selectFrom('whd_webhook_deliveries').selectAll().where('whd_obe_outbound_event_id', '=', await rowIdOf(e)).executeTakeFirstOrThrow();
 
 describe('endpoints are managed by superadmins through actions', () => {
   it('creates an endpoint whose secret is whsec_ and 32 random bytes, shown once and never listed', async () => {
@@ -155,14 +159,14 @@ describe('delivery: signed, at least once, with the event id as webhook-id', () 
     rx.answer({ status: 500, body: 'boom' });
     const e = await event('subscription.renewed');
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 1, failed: 1 });
-    expect(await delivery(e.rowId)).toMatchObject({ whd_status: 'pending', whd_attempt_count: 1, whd_last_status_code: 500 });
+    expect(await delivery(e)).toMatchObject({ whd_status: 'pending', whd_attempt_count: 1, whd_last_status_code: 500 });
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 0 });
     t.clock.advanceSeconds(RETRY_DELAYS_SECONDS[0] * 1.1 + 0.01);
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([e.id, e.id]);
     expect(rx.received[0]!.body).toBe(rx.received[1]!.body);
     verify(ep.secret, rx.received[1]!);
-    expect(await delivery(e.rowId)).toMatchObject({ whd_status: 'succeeded', whd_attempt_count: 2, whd_last_status_code: 200 });
+    expect(await delivery(e)).toMatchObject({ whd_status: 'succeeded', whd_attempt_count: 2, whd_last_status_code: 200 });
     const log = await t.services.db.selectFrom('wha_webhook_attempts').selectAll().where('wha_whe_webhook_endpoint_id', '=', ep.id).orderBy('wha_webhook_attempt_id').execute();
     expect(log.map((a) => [a.wha_status_code, a.wha_response_body])).toEqual([[500, 'boom'], [200, 'ok']]);
     for (const a of log) expect(a.wha_duration_ms).toBeGreaterThanOrEqual(0);
@@ -181,7 +185,7 @@ describe('delivery: signed, at least once, with the event id as webhook-id', () 
       t.clock.advanceSeconds(wait * 0.12);
       expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 1 });
     }
-    expect(await delivery(e.rowId)).toMatchObject({ whd_status: 'failed', whd_attempt_count: 10 });
+    expect(await delivery(e)).toMatchObject({ whd_status: 'failed', whd_attempt_count: 10 });
     t.clock.advanceSeconds(7 * 86400);
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 0 });
   });
@@ -263,7 +267,7 @@ describe('redelivery, test events and the event list', () => {
     expect(all.json.data).toEqual({ redelivered: 2 });
     await worker.runDueDeliveries();
     expect(rx.received.slice(-2).map((r) => r.headers['webhook-id']).sort()).toEqual([f1.id, f2.id].sort());
-    expect((await delivery(f1.rowId)).whd_status).toBe('succeeded');
+    expect((await delivery(f1)).whd_status).toBe('succeeded');
     const missing = await action('webhook_redeliver', { endpoint_id: ep.id });
     expect(missing.statusCode).toBe(422);
     expect(missing.json.errortype).toBe('ValidationError');
@@ -345,7 +349,7 @@ describe('SSRF: private targets are refused unless the setting allows them', () 
     const e = await event('member.created');
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 1, failed: 1 });
     expect(rx.received).toHaveLength(0);
-    const attempt = await t.services.db.selectFrom('wha_webhook_attempts').innerJoin('whd_webhook_deliveries', 'whd_webhook_delivery_id', 'wha_whd_webhook_delivery_id').select('wha_error').where('whd_obe_outbound_event_id', '=', e.rowId).executeTakeFirstOrThrow();
+    const attempt = await t.services.db.selectFrom('wha_webhook_attempts').innerJoin('whd_webhook_deliveries', 'whd_webhook_delivery_id', 'wha_whd_webhook_delivery_id').select('wha_error').where('whd_obe_outbound_event_id', '=', await rowIdOf(e)).executeTakeFirstOrThrow();
     expect(attempt.wha_error).toMatch(/^refused: /);
   });
 });
@@ -375,7 +379,7 @@ describe('workers on several nodes', () => {
     await createEndpoint();
     const e = await event('member.created');
     // Claim as a worker would, then "die" before the call.
-    await t.services.db.updateTable('whd_webhook_deliveries').set({ whd_next_attempt_time: new Date(t.clock.nowMs() + 30_000), whd_claim_token: 'dead' }).where('whd_obe_outbound_event_id', '=', e.rowId).execute();
+    await t.services.db.updateTable('whd_webhook_deliveries').set({ whd_next_attempt_time: new Date(t.clock.nowMs() + 30_000), whd_claim_token: 'dead' }).where('whd_obe_outbound_event_id', '=', await rowIdOf(e)).execute();
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 0 });
     t.clock.advanceSeconds(31);
     expect(await worker.runDueDeliveries()).toMatchObject({ claimed: 1, succeeded: 1 });

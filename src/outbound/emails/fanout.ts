@@ -14,13 +14,20 @@ export interface EventForEmails {
   userId: number | null;
 }
 
+const templateFor = (type: string) => (Object.prototype.hasOwnProperty.call(EMAIL_FOR_EVENT, type) ? EMAIL_FOR_EVENT[type] : undefined);
+
+/** Whether an event of this type, about this member (or none), may queue a member email. */
+export function mayQueueEmail(type: string, userId: number | null): boolean {
+  return templateFor(type) !== undefined && userId !== null;
+}
+
 /**
  * The member email an event sends (EMAIL_FOR_EVENT), queued in the event's transaction: at most one per
  * (event, template, recipient), so fanning an event out again queues nothing new. Whether the template is
  * switched on is decided when it is sent (sender.ts), so switching one off also holds back what is queued.
  */
 export async function fanOutEmails(trx: Kysely<DB>, clock: Clock, event: EventForEmails): Promise<void> {
-  const template = Object.prototype.hasOwnProperty.call(EMAIL_FOR_EVENT, event.type) ? EMAIL_FOR_EVENT[event.type] : undefined;
+  const template = templateFor(event.type);
   if (!template || event.userId === null) return;
   // A member created while welcomes are off is never welcomed: nothing is queued (an import of many
   // members leaves no rows behind). Read in the transaction, so a node's stale memory cannot decide it.

@@ -148,6 +148,7 @@ export async function rotateEndpointSecret(deps: EndpointDeps, id: number): Prom
 export async function sendTestEvent(deps: EndpointDeps, id: number): Promise<{ event_id: string }> {
   const endpoint = await findEndpoint(deps.db, id);
   const event = await recordEvent(deps.db, deps.clock, 'test', { endpoint_id: id, message: 'A test event from Gatehouse' });
+  if (event.rowId === null) throw new Error('a test event is written at once, with its row id');
   const now = deps.clock.now();
   await deps.db
     .insertInto('whd_webhook_deliveries')
