@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { deferredWrite } from '../../db/deferred-write.js';
 import type { DB, UnresolvedReason } from '../../db/types.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { TierMembershipService } from '../../tiers/membership.js';
@@ -164,16 +165,19 @@ export async function receiveWebhook(
       const applied: AppliedDelivery = opts.active
         ? await applyDelivery(trx, ctx, opts.membership, log.id, events)
         : { outcomes: [], unresolved: delivery.acts ? 'store_inactive' : null };
-      await trx
-        .updateTable('wbh_webhook_logs')
-        .set({
-          wbh_processed: true,
-          wbh_error_message: applied.unresolved ? UNRESOLVED_MESSAGES[applied.unresolved] : null,
-          wbh_unresolved_reason: applied.unresolved,
-          wbh_update_time: now,
-        })
-        .where('wbh_webhook_log_id', '=', log.id)
-        .execute();
+      // The transaction's last write: it goes to the embedded database with the commit.
+      await deferredWrite(
+        trx,
+        trx
+          .updateTable('wbh_webhook_logs')
+          .set({
+            wbh_processed: true,
+            wbh_error_message: applied.unresolved ? UNRESOLVED_MESSAGES[applied.unresolved] : null,
+            wbh_unresolved_reason: applied.unresolved,
+            wbh_update_time: now,
+          })
+          .where('wbh_webhook_log_id', '=', log.id),
+      );
       const outcomes = applied.outcomes;
       return { ...base, duplicate: false, processed: opts.active && events.length > 0, outcomes };
     });
