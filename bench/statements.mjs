@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Where a request's database time goes: the real app from dist/ (in process, `inject`, no socket) on a
 // scratch PGlite data directory, with the bench's data, runs each kind of request BENCH_REPEAT times (20)
-// after a warm-up and prints, per request, the statements it ran (count and milliseconds per request).
+// after a warm-up and prints, per request, its exchanges with the database (count and milliseconds per
+// request; an exchange names every statement it carried, joined by ' + ': a transaction's BEGIN and
+// deferred writes go with the next statement). BENCH_TEXT: how much of each text to print (140).
 //   npm run build && node bench/statements.mjs [name regex]
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
