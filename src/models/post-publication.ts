@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { deferredWrite } from '../db/deferred-write.js';
 import type { DB } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatTimestamp } from '../lib/time.js';
@@ -28,26 +29,36 @@ const isPublishedAt = (p: PostRow, now: Date) =>
  * marker row (ppe_post_publication_events) is the once, whoever gets there first (a CRUD write or the
  * scheduled task on any node); the other finds it and writes nothing. A post taken out of publication
  * (unpublished, or its publish time moved into the future) loses its marker, so its next publication is
- * a new event. `row` is the post as this transaction wrote it, when the caller has it (a create): it is
- * then not read again. The marker names its event from the start (the event's id is chosen first), so
- * nothing is written back to it. Returns whether the event was written.
+ * a new event. The marker names its event from the start (the event's id is chosen first), so nothing is
+ * written back to it. Returns whether the event was written.
+ *
+ * `created`: the row of a post this transaction created, as its insert returned it. It is not read again,
+ * and no marker can exist for it (no other transaction sees the post yet), so there is nothing to remove
+ * and nothing to contend for: the marker and the event go to the database with the transaction's next
+ * statement (deferredWrite), and a marker found after all fails the transaction rather than doubling the
+ * event.
  */
-export async function recordPostPublication(trx: Kysely<DB>, clock: Clock, postId: number, row?: Record<string, unknown>): Promise<boolean> {
-  const post = row ? (row as unknown as PostRow) : await readPost(trx, postId);
+export async function recordPostPublication(trx: Kysely<DB>, clock: Clock, postId: number, created?: Record<string, unknown>): Promise<boolean> {
+  const post = created ? (created as unknown as PostRow) : await readPost(trx, postId);
   if (!post || post.pst_delete_time !== null) return false;
   const now = clock.now();
   if (!isPublishedAt(post, now)) {
-    await trx.deleteFrom('ppe_post_publication_events').where('ppe_pst_post_id', '=', postId).execute();
+    if (!created) await trx.deleteFrom('ppe_post_publication_events').where('ppe_pst_post_id', '=', postId).execute();
     return false;
   }
   const eventId = newEventId();
-  const marked = await trx
+  const marker = trx
     .insertInto('ppe_post_publication_events')
-    .values({ ppe_pst_post_id: postId, ppe_published_time: post.pst_published_time, ppe_create_time: now, ppe_obe_uid: eventId })
-    .onConflict((oc) => oc.column('ppe_pst_post_id').doNothing())
-    .returning('ppe_pst_post_id')
-    .executeTakeFirst();
-  if (!marked) return false;
+    .values({ ppe_pst_post_id: postId, ppe_published_time: post.pst_published_time, ppe_create_time: now, ppe_obe_uid: eventId });
+  if (created) {
+    await deferredWrite(trx, marker);
+  } else {
+    const marked = await marker
+      .onConflict((oc) => oc.column('ppe_pst_post_id').doNothing())
+      .returning('ppe_pst_post_id')
+      .executeTakeFirst();
+    if (!marked) return false;
+  }
   await recordEvent(
     trx,
     clock,
