@@ -23,23 +23,6 @@ function wireValue(value: unknown): string | Buffer | null {
   return (value instanceof Date ? value.toISOString() : pgUtils.prepareValue(value)) as string | Buffer | null;
 }
 
-/**
- * Statements on the embedded database, each one exchange with its server, and the statements it runs
- * most kept parsed and planned there, as a PostgreSQL driver keeps prepared statements.
- *
- * PGlite's own `query` makes six passes through the WebAssembly server for one statement (Parse, a
- * Describe to pick each parameter's serializer by type, Bind, Describe, Execute, Sync) and parses and
- * plans the text every time. Here a statement is one message (Parse only the first time, then Bind,
- * Describe, Execute and Sync), its parameters sent as node-postgres sends them (the server infers their
- * types either way); the planning a statement of the key lookup's four tables took is most of its time.
- *
- * A statement selecting `*` is not kept (statement-shape.ts), as on PostgreSQL. Kept statements are named
- * in this session only. One that failed on its first run may or may not have been parsed; it and the ones
- * pushed out of the cache are closed before the next statement outside a transaction (closing a statement
- * that does not exist is no error; inside a transaction a failed Close would leave the transaction unable
- * to roll back). A kept statement found stale is forgotten and, outside a transaction, run again from its
- * text.
- */
 /** A statement and its parameters. */
 export interface Statement {
   readonly sql: string;
@@ -56,6 +39,24 @@ function affectedRowsOf(results: ReadonlyArray<{ affectedRows?: number }>): numb
   return last - previous;
 }
 
+/**
+ * Statements on the embedded database, one exchange with its server for a statement and those sent
+ * ahead of it (run's `before`), and the statements it runs most kept parsed and planned there, as a
+ * PostgreSQL driver keeps prepared statements.
+ *
+ * PGlite's own `query` makes six passes through the WebAssembly server for one statement (Parse, a
+ * Describe to pick each parameter's serializer by type, Bind, Describe, Execute, Sync) and parses and
+ * plans the text every time. Here a statement is one message (Parse only the first time, then Bind,
+ * Describe, Execute and Sync), its parameters sent as node-postgres sends them (the server infers their
+ * types either way); the planning a statement of the key lookup's four tables took is most of its time.
+ *
+ * A statement selecting `*` is not kept (statement-shape.ts), as on PostgreSQL. Kept statements are named
+ * in this session only. One that failed on its first run may or may not have been parsed; it and the ones
+ * pushed out of the cache are closed before the next statement outside a transaction (closing a statement
+ * that does not exist is no error; inside a transaction a failed Close would leave the transaction unable
+ * to roll back). A kept statement found stale is forgotten and, outside a transaction, run again from its
+ * text.
+ */
 export class PGliteStatements {
   /** Kept statements' names by their text, least recently used first. */
   private readonly names = new Map<string, string>();
