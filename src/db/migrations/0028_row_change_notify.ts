@@ -7,7 +7,8 @@ import { runStatements } from './run-statements.js';
 // at commit and folds equal ones within a transaction. Servers forget the named rows (and what was
 // derived from the table) on these, so every cached read changes at once. This replaces the statement
 // triggers of 0013, which notified a channel of their own with no payload.
-const CACHED: Record<string, string> = {
+/** The cached tables and their key columns (0043 replaces their triggers). */
+export const CACHED: Readonly<Record<string, string>> = {
   apk_api_keys: 'apk_api_key_id',
   usr_users: 'usr_user_id',
   grm_group_members: 'grm_group_member_id',

@@ -1,23 +1,11 @@
 import type { Kysely } from 'kysely';
+import { CACHED } from './0028_row_change_notify.js';
 import { runStatements } from './run-statements.js';
 
 // 0028's row trigger found each table's key with `to_jsonb(NEW) ->> key`, building a JSON document of the
 // whole row on every write to find one column: on usr_users that was about 60 us of a 250 us update on the
 // embedded database. Each cached table now has a function naming its key column; the notification is the
-// same ('gatehouse_changes', '<table>:<primary key>').
-const CACHED: Record<string, string> = {
-  apk_api_keys: 'apk_api_key_id',
-  usr_users: 'usr_user_id',
-  grm_group_members: 'grm_group_member_id',
-  sbt_subscription_tiers: 'sbt_subscription_tier_id',
-  stg_settings: 'stg_setting_id',
-  plg_plugins: 'plg_name',
-  pst_posts: 'pst_post_id',
-  pag_pages: 'pag_page_id',
-  pro_products: 'pro_product_id',
-  evt_events: 'evt_event_id',
-};
-
+// same ('gatehouse_changes', '<table>:<primary key>'), on the same tables as 0028.
 export async function up(db: Kysely<any>): Promise<void> {
   await runStatements(db, [
     ...Object.entries(CACHED).flatMap(([table, key]) => [
