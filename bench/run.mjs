@@ -377,9 +377,12 @@ async function measure(database, peer) {
   for (let s of selected) for (; s && !wanted.has(s.name); s = byName.get(s.baseline)) wanted.add(s.name);
   const plan = scenarios.filter((s) => wanted.has(s.name));
 
-  // Every server has a database of its own (a scratch PostgreSQL database, or a PGlite data directory).
-  const dbEnv = async (label) =>
-    database === 'postgres' ? { DATABASE_URL: await scratchPostgres(env.DATABASE_URL) } : { DATABASE_URL: '', BENCH_DATA_DIR: scratchDir(label.replace(/\W/g, '-')) };
+  // Every server has a database of its own (a scratch PostgreSQL database, or a PGlite data directory) and
+  // a scratch data directory (on PostgreSQL for its logs and initial-admin.json, not the checkout's ./data).
+  const dbEnv = async (label) => ({
+    BENCH_DATA_DIR: scratchDir(label.replace(/\W/g, '-')),
+    DATABASE_URL: database === 'postgres' ? await scratchPostgres(env.DATABASE_URL) : '',
+  });
   const servers = {};
   const profileEnv = (target) => (env.BENCH_PROFILE ? { BENCH_CPU_PROFILE: path.join(here, 'results', `${target.replace(/\W/g, '-')}.cpuprofile`) } : {});
   mkdirSync(path.join(here, 'results'), { recursive: true });

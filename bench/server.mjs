@@ -12,7 +12,8 @@
 //   node bench/server.mjs select      baselines: bare Fastify doing one primary-key SELECT per request
 //                                     (GET /item/:id), or one INSERT (POST /item, a JSON body)
 //
-// Database: DATABASE_URL when set (run.mjs points it at a scratch database), else PGlite in BENCH_DATA_DIR.
+// Database: DATABASE_URL when set (run.mjs points it at a scratch database), else PGlite in BENCH_DATA_DIR;
+// the real server's data directory (logs, initial-admin.json) is BENCH_DATA_DIR either way.
 // BENCH_CPU_PROFILE=file: profile the CPU from the moment the server is ready until it stops, and write a
 // .cpuprofile there (open it in Chrome DevTools or speedscope).
 import { writeFileSync } from 'node:fs';
@@ -54,7 +55,7 @@ async function gatehouse(role = 'reader') {
   // Started at npm start's level (info), so that its console can carry every line; the level it serves at
   // is BENCH_LOG_LEVEL (warn), and the bench switches it per scenario through the control port (below).
   const level = process.env.BENCH_LOG_LEVEL ?? 'warn';
-  const env = { ...process.env, LOG_LEVEL: 'info', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: process.env.BENCH_DATA_DIR }) };
+  const env = { ...process.env, LOG_LEVEL: 'info', ...(process.env.BENCH_DATA_DIR ? { DATA_DIR: process.env.BENCH_DATA_DIR } : {}) };
   const config = { ...loadConfig(env), host, port: 0 };
   const startedAt = performance.now();
   const server = await startServer(config);
