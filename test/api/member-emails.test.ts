@@ -21,8 +21,12 @@ describe('member emails', () => {
   });
   afterAll(async () => t.close());
 
-  const record = (type: OutboundEventType, userId: number, data: Record<string, unknown> = {}) =>
-    t.services.db.transaction().execute((trx) => recordEvent(trx, t.clock, type, { user_id: userId, ...data }, { userId }));
+  // An event that may email its member is written at once, with its row id (the email names it).
+  const record = async (type: OutboundEventType, userId: number, data: Record<string, unknown> = {}) => {
+    const event = await t.services.db.transaction().execute((trx) => recordEvent(trx, t.clock, type, { user_id: userId, ...data }, { userId }));
+    if (event.rowId === null) throw new Error(`${type} was written without its row id`);
+    return { ...event, rowId: event.rowId };
+  };
   const outboxOf = (email: string) =>
     t.services.db.selectFrom('mob_mail_outbox').selectAll().where('mob_to', '=', email).orderBy('mob_mail_outbox_id').execute();
   const emailsOf = (userId: number) =>

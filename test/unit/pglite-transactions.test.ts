@@ -15,7 +15,7 @@ function statementsOf(message: Buffer): string[] {
     return [message.subarray(at, end).toString(), end + 1];
   };
   for (let at = 0; at < message.length; at += 1 + message.readInt32BE(at + 1)) {
-    const type = String.fromCharCode(message[at]);
+    const type = String.fromCharCode(message[at] ?? 0);
     if (type === 'P') {
       const [name, next] = cstring(at + 5);
       textOfName.set(name, cstring(next)[0]);
@@ -117,7 +117,7 @@ describe('transactions on the embedded database', () => {
 
   describe('a deferred write', () => {
     const insert = (q: Kysely<Tables>, id: number, name = `n${id}`) => q.insertInto('t').values({ id, name });
-    const count = async () => Number((await pglite.query<{ n: number }>('select count(*)::int as n from t')).rows[0].n);
+    const count = async () => Number((await pglite.query<{ n: number }>('select count(*)::int as n from t')).rows[0]?.n);
 
     it('goes with the next statement, which sees it, and the next statement answers its own count', async () => {
       await db.insertInto('t').values({ id: 9, name: 'nine' }).execute();
