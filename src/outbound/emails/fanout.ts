@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
-import { EMAIL_FOR_EVENT } from './templates.js';
+import { EMAIL_FOR_EVENT, type MemberEmailKey } from './templates.js';
 import { queueMemberEmail } from './queue.js';
 import { decodeSettingValue, settingDefinition } from '../../settings/registry.js';
 
@@ -14,11 +14,15 @@ export interface EventForEmails {
   userId: number | null;
 }
 
-const templateFor = (type: string) => (Object.prototype.hasOwnProperty.call(EMAIL_FOR_EVENT, type) ? EMAIL_FOR_EVENT[type] : undefined);
+/** The member email an event of this type, about this member (or none), sends, if any: its template and recipient. */
+function memberEmailOf(type: string, userId: number | null): { template: MemberEmailKey; userId: number } | null {
+  const template = Object.prototype.hasOwnProperty.call(EMAIL_FOR_EVENT, type) ? EMAIL_FOR_EVENT[type] : undefined;
+  return template === undefined || userId === null ? null : { template, userId };
+}
 
 /** Whether an event of this type, about this member (or none), may queue a member email. */
 export function mayQueueEmail(type: string, userId: number | null): boolean {
-  return templateFor(type) !== undefined && userId !== null;
+  return memberEmailOf(type, userId) !== null;
 }
 
 /**
@@ -27,12 +31,13 @@ export function mayQueueEmail(type: string, userId: number | null): boolean {
  * switched on is decided when it is sent (sender.ts), so switching one off also holds back what is queued.
  */
 export async function fanOutEmails(trx: Kysely<DB>, clock: Clock, event: EventForEmails): Promise<void> {
-  const template = templateFor(event.type);
-  if (!template || event.userId === null) return;
+  const email = memberEmailOf(event.type, event.userId);
+  if (!email) return;
+  const { template, userId } = email;
   // A member created while welcomes are off is never welcomed: nothing is queued (an import of many
   // members leaves no rows behind). Read in the transaction, so a node's stale memory cannot decide it.
   if (template === 'welcome' && !(await welcomesOn(trx))) return;
-  await queueMemberEmail(trx, clock, { source: event.id, template, userId: event.userId, eventRowId: event.rowId });
+  await queueMemberEmail(trx, clock, { source: event.id, template, userId, eventRowId: event.rowId });
 }
 
 async function welcomesOn(trx: Kysely<DB>): Promise<boolean> {
